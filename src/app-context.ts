@@ -1,0 +1,24 @@
+import type { Kysely } from 'kysely';
+import type { Config } from './config/config.js';
+import type { Secrets } from './config/secrets.js';
+import type { Database } from './db/database.js';
+import type { DB } from './db/schema.js';
+import type { UserRow } from './modules/accounts/accounts.table.js';
+
+/** What every route and service needs from the running app; built once in buildApp. */
+export interface AppContext {
+  config: Readonly<Config>;
+  secrets: Secrets;
+  database: Database;
+  db: Kysely<DB>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: AppContext;
+  }
+  interface FastifyRequest {
+    /** The logged-in streamer on page routes (set by the session hook), else null. */
+    sessionUser: UserRow | null;
+  }
+}

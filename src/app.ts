@@ -1,0 +1,63 @@
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { AppContext } from './app-context.js';
+import type { Config } from './config/config.js';
+import { loadSecrets, type Secrets } from './config/secrets.js';
+import { createDatabase, type Database } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { registerBodyParsers } from './http/body-parsers.js';
+import { registerErrorHandler } from './http/error-handler.js';
+import { healthRoutes } from './http/health.routes.js';
+import { registerJsonContentType } from './http/json-content-type.js';
+import { errorPage } from './web/layout.js';
+import { webRoutes } from './web/routes.js';
+import { registerSessions } from './web/session.js';
+
+export interface AppOverrides {
+  /** An already-open database (tests share one across app instances). Not closed by the app. */
+  database?: Database;
+  secrets?: Secrets;
+  /** false silences request logs (tests). */
+  logger?: boolean;
+}
+
+/** Builds the whole service from config; server.ts listens, tests inject. Runs migrations. */
+export async function buildApp(config: Readonly<Config>, overrides: AppOverrides = {}): Promise<FastifyInstance> {
+  const database = overrides.database ?? createDatabase(config.database);
+  const ownsDatabase = !overrides.database;
+  await migrateToLatest(database.db);
+  const secrets = overrides.secrets ?? loadSecrets(config);
+
+  const app = Fastify({
+    logger:
+      overrides.logger === false
+        ? false
+        : { level: config.logLevel, ...(config.prettyLogs ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } } } : {}) },
+    bodyLimit: 1024 * 1024,
+    trustProxy: true,
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+
+  const ctx: AppContext = { config, secrets, database, db: database.db };
+  app.decorate('ctx', ctx);
+  if (ownsDatabase) app.addHook('onClose', async () => database.close());
+
+  registerErrorHandler(app, errorPage);
+  registerJsonContentType(app);
+  await registerBodyParsers(app);
+  await app.register(cookie, { secret: secrets.cookieSecret });
+  await app.register(csrf, {
+    cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', signed: true, secure: config.publicUrl.startsWith('https:') },
+  });
+  // Off by default; routes opt in with `config.rateLimit` (log-in brute force; the API's own limits).
+  await app.register(rateLimit, { global: false });
+  registerSessions(app);
+
+  await app.register(healthRoutes);
+  await app.register(webRoutes);
+  return app;
+}

@@ -1,0 +1,116 @@
+import path from 'node:path';
+import type { RawEnv } from './env.js';
+
+export type DatabaseConfig =
+  | { dialect: 'sqlite'; file: string }
+  | { dialect: 'postgres'; url: string; schema?: string };
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Base for absolute links, without a trailing slash. */
+  publicUrl: string;
+  dataDir: string;
+  database: DatabaseConfig;
+  redisUrl: string | null;
+  logLevel: LogLevel;
+  /** Seconds. INTEROP: existing clients live with one-year access tokens. */
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  rateLimitPerMinute: number;
+  /** Real-time history per channel: how many publications, kept how many seconds. */
+  historySize: number;
+  historyTtl: number;
+  /** Secrets given in the environment; absent ones are generated and persisted (see secrets.ts). */
+  secretKey: string | null;
+  realtimeTokenSecret: string | null;
+  prettyLogs: boolean;
+}
+
+/** A configuration error names the variable and says what is allowed. */
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid ${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: RawEnv, key: keyof RawEnv, fallback: number, min: number, max: number): number {
+  const raw = env[key];
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(key, `"${raw}" is not a whole number; use ${min}–${max}.`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(key, `${value} is out of range; use ${min}–${max}.`);
+  return value;
+}
+
+function databaseConfig(env: RawEnv, dataDir: string): DatabaseConfig {
+  const url = env.DATABASE_URL;
+  if (url === undefined) return { dialect: 'sqlite', file: path.join(dataDir, 'openalerts.sqlite') };
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    try {
+      new URL(url);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'is not a valid URL; use postgres://user:password@host:5432/database.');
+    }
+    return { dialect: 'postgres', url };
+  }
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\//, '');
+    if (!file) throw new ConfigError('DATABASE_URL', 'names no file; use sqlite:/path/to/file.sqlite.');
+    return { dialect: 'sqlite', file: path.resolve(file) };
+  }
+  throw new ConfigError('DATABASE_URL', 'must start with postgres:// (or sqlite:<file>); leave it unset for SQLite under DATA_DIR.');
+}
+
+export function envToConfig(env: RawEnv): Readonly<Config> {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST ?? '0.0.0.0';
+  let publicUrl = env.PUBLIC_URL ?? `http://localhost:${port}`;
+  try {
+    const parsed = new URL(publicUrl);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `"${publicUrl}" is not an http(s) URL; use e.g. https://alerts.example.com.`);
+  }
+  publicUrl = publicUrl.replace(/\/+$/, '');
+  const dataDir = path.resolve(env.DATA_DIR ?? 'data');
+
+  const logLevel = (env.LOG_LEVEL ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `"${env.LOG_LEVEL}" is not one of ${LOG_LEVELS.join(', ')}.`);
+  }
+
+  const redisUrl = env.REDIS_URL ?? null;
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL', 'must start with redis:// or rediss://.');
+  }
+  for (const key of ['SECRET_KEY', 'REALTIME_TOKEN_SECRET'] as const) {
+    const value = env[key];
+    if (value !== undefined && value.length < 32) {
+      throw new ConfigError(key, 'is too short; use at least 32 random characters (e.g. `openssl rand -hex 32`).');
+    }
+  }
+
+  return Object.freeze({
+    port,
+    host,
+    publicUrl,
+    dataDir,
+    database: databaseConfig(env, dataDir),
+    redisUrl,
+    logLevel,
+    accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 365 * 24 * 3600, 60, 10 * 365 * 24 * 3600),
+    refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2 * 365 * 24 * 3600, 60, 10 * 365 * 24 * 3600),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 60, 1, 1_000_000),
+    historySize: integer(env, 'HISTORY_SIZE', 100, 0, 100_000),
+    historyTtl: integer(env, 'HISTORY_TTL', 600, 1, 30 * 24 * 3600),
+    secretKey: env.SECRET_KEY ?? null,
+    realtimeTokenSecret: env.REALTIME_TOKEN_SECRET ?? null,
+    prettyLogs: env.NODE_ENV !== 'production' && Boolean(process.stdout.isTTY),
+  });
+}

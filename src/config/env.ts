@@ -1,0 +1,33 @@
+/** Raw environment, read in one place so nothing else touches process.env. */
+export interface RawEnv {
+  PORT?: string;
+  HOST?: string;
+  PUBLIC_URL?: string;
+  DATA_DIR?: string;
+  DATABASE_URL?: string;
+  REDIS_URL?: string;
+  LOG_LEVEL?: string;
+  SECRET_KEY?: string;
+  REALTIME_TOKEN_SECRET?: string;
+  ACCESS_TOKEN_TTL?: string;
+  REFRESH_TOKEN_TTL?: string;
+  RATE_LIMIT_PER_MINUTE?: string;
+  HISTORY_SIZE?: string;
+  HISTORY_TTL?: string;
+  NODE_ENV?: string;
+}
+
+export const ENV_KEYS = [
+  'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'SECRET_KEY',
+  'REALTIME_TOKEN_SECRET', 'ACCESS_TOKEN_TTL', 'REFRESH_TOKEN_TTL', 'RATE_LIMIT_PER_MINUTE',
+  'HISTORY_SIZE', 'HISTORY_TTL', 'NODE_ENV',
+] as const satisfies readonly (keyof RawEnv)[];
+
+export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {
+  const env: RawEnv = {};
+  for (const key of ENV_KEYS) {
+    const value = source[key];
+    if (value !== undefined && value !== '') env[key] = value;
+  }
+  return env;
+}

@@ -1,0 +1,97 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config/config.js';
+import type { DB } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+export type Tx = Transaction<DB>;
+
+export interface Database {
+  db: Kysely<DB>;
+  dialect: Dialect;
+  /** True when the database answers a trivial query (used by /readyz). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+// int8 (bigint) comes back from pg as a string by default; our ids, epoch-ms times and minor-unit
+// amounts all stay far below 2^53, so numbers are safe and keep both dialects returning one type.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+/**
+ * Kysely opens SQLite transactions with a deferred BEGIN; a deferred reader that later writes fails
+ * with SQLITE_BUSY at once when another process (the CLI) holds the write lock, instead of waiting
+ * out busy_timeout. BEGIN IMMEDIATE takes the write lock up front and so waits its turn.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver() {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+export function openSqlite(file: string): SQLite.Database {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  // FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power loss, and every write
+  // we acknowledge must be durable.
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  return sqlite;
+}
+
+export function createDatabase(config: DatabaseConfig): Database {
+  if (config.dialect === 'sqlite') {
+    const sqlite = openSqlite(config.file);
+    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
+    return {
+      db,
+      dialect: 'sqlite',
+      async ping() {
+        try {
+          sqlite.prepare('select 1').get();
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      close: () => db.destroy(),
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: 10,
+    ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    async ping() {
+      try {
+        await pool.query('select 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as foundation from './0001_foundation.js';
+
+/**
+ * Every migration, in order. One set for SQLite and PostgreSQL; names sort lexically, so keep the
+ * four-digit prefix. Add new ones at the end; never edit one that has shipped.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};

@@ -1,0 +1,174 @@
+import { randomInt } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../../db/dialect.js';
+import type { DB } from '../../db/schema.js';
+import { isLocale, isOutputCurrency, LOCALES, OUTPUT_CURRENCIES } from '../../domain/currency.js';
+import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { hashPassword, randomToken, sha256Hex, verifyPassword } from '../../security/crypto.js';
+import * as repo from './accounts.repository.js';
+import type { UserRow } from './accounts.table.js';
+
+export interface NewAccount {
+  email: string;
+  password: string;
+  name: string;
+  currency?: string;
+  language?: string;
+  /** Force the administrator role; the very first account is one anyway. */
+  admin?: boolean;
+}
+
+export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const NAME = /^[\p{L}\p{N}][\p{L}\p{N} _.-]{0,30}[\p{L}\p{N}_]$/u;
+const COMMON_PASSWORDS = new Set([
+  'password', 'password1', 'password123', '12345678', '123456789', '1234567890', 'qwertyuiop', 'qwerty123',
+  '11111111', '00000000', 'iloveyou', 'abc12345', 'letmein1', 'welcome1', 'admin123', 'passw0rd', 'baseball',
+  'football', 'sunshine', 'princess', 'superman', 'starwars', 'trustno1', 'dragon12', 'monkey12', 'master12',
+]);
+// No 0/O/1/I: promocodes are read aloud on stream and typed by viewers.
+const PROMO_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function passwordProblem(password: string, email?: string, name?: string): string | null {
+  if (password.length < 8) return 'The password must be at least 8 characters.';
+  if (password.length > 200) return 'The password must not be greater than 200 characters.';
+  if (new Set(password).size < 4 || COMMON_PASSWORDS.has(password.toLowerCase())) {
+    return 'This password is too easy to guess; choose a longer, less common one.';
+  }
+  const lower = password.toLowerCase();
+  if ((email && lower === normalizeEmail(email)) || (name && lower === name.toLowerCase())) {
+    return 'The password must not be the same as your e-mail or name.';
+  }
+  return null;
+}
+
+/** A URL-safe code from a display name: lower-case letters, digits and underscores. */
+export function codeFromName(name: string): string {
+  const code = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 32);
+  return code.length >= 2 ? code : `user_${code}`;
+}
+
+export function generatePromocode(): string {
+  let code = '';
+  for (let i = 0; i < 8; i++) code += PROMO_ALPHABET[randomInt(PROMO_ALPHABET.length)];
+  return code;
+}
+
+function validateNewAccount(input: NewAccount): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  const email = normalizeEmail(input.email ?? '');
+  if (!email) add('email', 'The email field is required.');
+  else if (email.length > 254 || !EMAIL.test(email)) add('email', 'The email must be a valid email address.');
+  const name = (input.name ?? '').trim();
+  if (!name) add('name', 'The name field is required.');
+  else if (!NAME.test(name)) add('name', 'The name must be 2–32 letters, digits, spaces, dots, dashes or underscores.');
+  const problem = passwordProblem(input.password ?? '', email, name);
+  if (problem) add('password', problem);
+  if (input.currency !== undefined && !isOutputCurrency(input.currency)) {
+    add('currency', `The currency must be one of ${OUTPUT_CURRENCIES.join(', ')}.`);
+  }
+  if (input.language !== undefined && !isLocale(input.language)) add('language', `The language must be one of ${LOCALES.join(', ')}.`);
+  return errors;
+}
+
+/**
+ * Creates a streamer account. The first account ever created is the administrator. Either the
+ * whole account is written or nothing (one INSERT; uniqueness enforced by the database).
+ */
+export async function createAccount(db: Kysely<DB>, input: NewAccount): Promise<UserRow> {
+  const errors = validateNewAccount(input);
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  const email = normalizeEmail(input.email);
+  const name = input.name.trim();
+  const nameKey = name.toLowerCase();
+  if (await repo.findUserByEmail(db, email)) throw ValidationError.field('email', 'The email has already been taken.');
+
+  const baseCode = codeFromName(name);
+  const passwordHash = await hashPassword(input.password);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const code = attempt === 0 ? baseCode : `${baseCode.slice(0, 28)}_${randomInt(1000, 9999)}`;
+    const taken = await repo.codeOrNameTaken(db, code, nameKey);
+    if (taken.name) throw ValidationError.field('name', 'The name has already been taken.');
+    if (taken.code) continue;
+    const now = Date.now();
+    try {
+      return await db.transaction().execute(async (tx) => {
+        const first = (await repo.countUsers(tx)) === 0;
+        return repo.insertUser(tx, {
+          email,
+          password_hash: passwordHash,
+          code,
+          name,
+          name_key: nameKey,
+          avatar: null,
+          language: input.language ?? 'en_US',
+          currency: input.currency ?? 'USD',
+          is_active: 1,
+          role: first || input.admin ? 'admin' : 'streamer',
+          merchandise_promocode: generatePromocode(),
+          created_at: now,
+          updated_at: now,
+        });
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, 'email')) throw ValidationError.field('email', 'The email has already been taken.');
+      if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', 'The name has already been taken.');
+      if (isUniqueViolation(err)) continue; // code or promocode collided with a concurrent sign-up: retry
+      throw err;
+    }
+  }
+  throw ValidationError.field('name', 'Could not find a free user code for this name; choose another name.');
+}
+
+/** Null when the e-mail is unknown, the password wrong or the account disabled (one message for all). */
+export async function authenticate(db: Kysely<DB>, email: string, password: string): Promise<UserRow | null> {
+  const user = await repo.findUserByEmail(db, email);
+  if (!user) {
+    // Spend the same time as a real check so response time does not reveal which e-mails exist.
+    await verifyPassword(password, DUMMY_HASH);
+    return null;
+  }
+  if (!(await verifyPassword(password, user.password_hash))) return null;
+  return user.is_active ? user : null;
+}
+
+const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+/** Starts a session; returns the cookie value (only its hash is stored). */
+export async function startSession(db: Kysely<DB>, userId: number): Promise<string> {
+  const token = randomToken();
+  await repo.insertSession(db, sha256Hex(token), userId, SESSION_TTL_MS);
+  return token;
+}
+
+export async function sessionUser(db: Kysely<DB>, token: string | undefined): Promise<UserRow | undefined> {
+  if (!token) return undefined;
+  return repo.findSessionUser(db, sha256Hex(token));
+}
+
+export async function endSession(db: Kysely<DB>, token: string | undefined): Promise<void> {
+  if (token) await repo.deleteSession(db, sha256Hex(token));
+}
+
+/** DESIGN convention 11: wherever a command names a user, its id, email or code all work. */
+export async function findUserByRef(db: Kysely<DB>, ref: string | number): Promise<UserRow> {
+  const text = String(ref).trim();
+  const user = /^\d+$/.test(text)
+    ? await repo.findUserById(db, Number(text))
+    : text.includes('@')
+      ? await repo.findUserByEmail(db, text)
+      : await repo.findUserByCode(db, text);
+  if (!user) throw new NotFoundError(`No user "${text}"; give a user id, e-mail or code.`);
+  return user;
+}

@@ -1,0 +1,136 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { decryptSecret, encryptSecret, randomToken } from '../../security/crypto.js';
+import type { AppRow } from './apps.table.js';
+
+export interface NewApp {
+  ownerId: number;
+  name: string;
+  redirectUris: string[];
+}
+
+export interface AppView {
+  client_id: number;
+  name: string;
+  owner_id: number;
+  redirect_uris: string[];
+  merchandise_access: number;
+  created_at: number;
+}
+
+const MAX_REDIRECT_URIS = 10;
+
+/**
+ * RFC 6749 §3.1.2: absolute, no fragment. RFC 9700 §2.1 (exact matching) is enforced at
+ * authorization time; here we refuse what can never be safe to redirect to.
+ */
+export function redirectUriProblem(uri: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(uri);
+  } catch {
+    return `"${uri}" is not an absolute URL.`;
+  }
+  if (parsed.hash || uri.includes('#')) return `"${uri}" must not contain a fragment (#).`;
+  if (['javascript:', 'data:', 'vbscript:', 'file:'].includes(parsed.protocol)) return `"${uri}" uses a forbidden scheme.`;
+  if (uri.length > 2000) return 'A redirect URI must not be greater than 2000 characters.';
+  return null;
+}
+
+function validate(name: string, redirectUris: string[]): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  const trimmed = name.trim();
+  if (!trimmed) errors.name = ['The name field is required.'];
+  else if (trimmed.length > 100) errors.name = ['The name must not be greater than 100 characters.'];
+  const uris = redirectUris.map((u) => u.trim()).filter(Boolean);
+  if (uris.length === 0) errors.redirect_uris = ['At least one redirect URI is required.'];
+  else if (uris.length > MAX_REDIRECT_URIS) errors.redirect_uris = [`At most ${MAX_REDIRECT_URIS} redirect URIs are allowed.`];
+  else {
+    const problems = uris.map(redirectUriProblem).filter((p): p is string => p !== null);
+    if (problems.length) errors.redirect_uris = problems;
+  }
+  return errors;
+}
+
+export function toAppView(row: AppRow): AppView {
+  return {
+    client_id: row.id,
+    name: row.name,
+    owner_id: row.owner_id,
+    redirect_uris: JSON.parse(row.redirect_uris) as string[],
+    merchandise_access: row.merchandise_access,
+    created_at: row.created_at,
+  };
+}
+
+/** The plaintext secret is returned once, here; afterwards only its sealed form exists. */
+export async function createApp(db: Kysely<DB>, key: Buffer, input: NewApp): Promise<{ app: AppView; clientSecret: string }> {
+  const errors = validate(input.name, input.redirectUris);
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  const clientSecret = randomToken(30);
+  const now = Date.now();
+  const row = await db
+    .insertInto('apps')
+    .values({
+      owner_id: input.ownerId,
+      name: input.name.trim(),
+      secret_sealed: encryptSecret(key, clientSecret),
+      redirect_uris: JSON.stringify([...new Set(input.redirectUris.map((u) => u.trim()).filter(Boolean))]),
+      merchandise_access: 0,
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { app: toAppView(row), clientSecret };
+}
+
+export async function findApp(db: Kysely<DB>, clientId: number): Promise<AppRow | undefined> {
+  if (!Number.isSafeInteger(clientId) || clientId <= 0) return undefined;
+  return db.selectFrom('apps').selectAll().where('id', '=', clientId).executeTakeFirst();
+}
+
+export async function listOwnApps(db: Kysely<DB>, ownerId: number): Promise<AppView[]> {
+  const rows = await db.selectFrom('apps').selectAll().where('owner_id', '=', ownerId).orderBy('id').execute();
+  return rows.map(toAppView);
+}
+
+async function ownedApp(db: Kysely<DB>, ownerId: number, clientId: number): Promise<AppRow> {
+  const app = await findApp(db, clientId);
+  if (!app || app.owner_id !== ownerId) throw new NotFoundError('No such application among yours.');
+  return app;
+}
+
+export async function rotateSecret(db: Kysely<DB>, key: Buffer, ownerId: number, clientId: number): Promise<string> {
+  await ownedApp(db, ownerId, clientId);
+  const clientSecret = randomToken(30);
+  await db.updateTable('apps').set({ secret_sealed: encryptSecret(key, clientSecret), updated_at: Date.now() }).where('id', '=', clientId).execute();
+  return clientSecret;
+}
+
+export async function updateRedirectUris(db: Kysely<DB>, ownerId: number, clientId: number, name: string, redirectUris: string[]): Promise<void> {
+  await ownedApp(db, ownerId, clientId);
+  const errors = validate(name, redirectUris);
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  await db
+    .updateTable('apps')
+    .set({ name: name.trim(), redirect_uris: JSON.stringify([...new Set(redirectUris.map((u) => u.trim()).filter(Boolean))]), updated_at: Date.now() })
+    .where('id', '=', clientId)
+    .execute();
+}
+
+/** Deleting an app cascades to everything issued to it (tokens, grants) through foreign keys. */
+export async function deleteApp(db: Kysely<DB>, ownerId: number, clientId: number): Promise<void> {
+  await ownedApp(db, ownerId, clientId);
+  await db.deleteFrom('apps').where('id', '=', clientId).execute();
+}
+
+export function appSecret(key: Buffer, app: AppRow): string {
+  return decryptSecret(key, app.secret_sealed);
+}
+
+export async function setMerchandiseAccess(db: Kysely<DB>, clientId: number, granted: boolean): Promise<void> {
+  const result = await db.updateTable('apps').set({ merchandise_access: granted ? 1 : 0, updated_at: Date.now() }).where('id', '=', clientId).executeTakeFirst();
+  if (!result.numUpdatedRows) throw new NotFoundError(`No application with client_id ${clientId}.`);
+}

@@ -1,0 +1,26 @@
+import type { Generated, Selectable } from 'kysely';
+
+export interface DonationsTable {
+  id: Generated<number>;
+  user_id: number;
+  username: string;
+  message_type: 'text' | 'audio';
+  message: string;
+  /** Minor units of `currency`. */
+  amount: number;
+  currency: string;
+  /** Minor units of `user_currency`, converted at the rate of the moment. */
+  amount_in_user_currency: number;
+  user_currency: string;
+  /** Payment provider title, or null. */
+  payin_system: string | null;
+  is_shown: number;
+  created_at: number;
+  shown_at: number | null;
+}
+
+export interface DonationTables {
+  donations: DonationsTable;
+}
+
+export type DonationRow = Selectable<DonationsTable>;

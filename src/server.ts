@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config/config.js';
+import { secretsFileExisted } from './config/secrets.js';
+
+/**
+ * Listens and shuts down gracefully: on SIGTERM/SIGINT stop accepting, let in-flight requests
+ * finish, run every onClose hook (real-time clients get 3001, the database closes).
+ */
+export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
+  const firstStart = config.secretKey === null && !secretsFileExisted(config.dataDir);
+  const app = await buildApp(config);
+  await app.listen({ port: config.port, host: config.host });
+
+  const where = config.database.dialect === 'sqlite' ? `SQLite ${config.database.file}` : 'PostgreSQL';
+  process.stderr.write(
+    `\nOpenAlerts is running: open ${config.publicUrl}/ to sign up (the first account is the administrator).\n` +
+      `  API ${config.publicUrl}/api/v1 · OAuth ${config.publicUrl}/oauth/authorize · real-time ${config.publicUrl.replace(/^http/, 'ws')}/connection/websocket\n` +
+      `  storage: ${where}${firstStart ? ` · new secret key written to ${config.dataDir}/secret.key (back it up)` : ''}\n\n`,
+  );
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 10_000);
+    force.unref();
+    try {
+      await app.close();
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  return app;
+}
