@@ -1,0 +1,96 @@
+import type { Broker, HistoryOptions, HistoryResult, Publication, PublicationHandler, PublishOptions, StreamPosition } from './broker.js';
+import { newEpoch } from './broker.js';
+
+interface ChannelStream {
+  epoch: string;
+  offset: number;
+  pubs: Publication[];
+  /** History is dropped after this time (ms); meta after metaExpireAt (0 = never). */
+  expireAt: number;
+  metaExpireAt: number;
+}
+
+/**
+ * Single-node broker (centrifuge `broker_memory.go`). Offsets and epochs live in this process: a
+ * restart changes every epoch, which clients see as "not recovered". Publications reach the handler
+ * synchronously, before `publish` resolves.
+ */
+export class MemoryBroker implements Broker {
+  private handler: PublicationHandler | null = null;
+  private readonly streams = new Map<string, ChannelStream>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(opts: { sweepIntervalMs?: number } = {}) {
+    this.sweeper = setInterval(() => this.sweep(), opts.sweepIntervalMs ?? 60_000);
+    this.sweeper.unref();
+  }
+
+  setHandler(handler: PublicationHandler | null): void {
+    this.handler = handler;
+  }
+
+  async subscribe(_channel: string): Promise<void> {}
+  async unsubscribe(_channel: string): Promise<void> {}
+
+  async publish(channel: string, data: string, opts: PublishOptions): Promise<StreamPosition> {
+    if (opts.historySize <= 0) {
+      this.handler?.(channel, { offset: 0, epoch: '', data });
+      return { offset: 0, epoch: '' };
+    }
+    const now = Date.now();
+    const s = this.stream(channel, now, opts.historyMetaTtlMs);
+    if (now >= s.expireAt) s.pubs.length = 0;
+    const pub: Publication = { offset: ++s.offset, epoch: s.epoch, data };
+    s.pubs.push(pub);
+    if (s.pubs.length > opts.historySize) s.pubs.splice(0, s.pubs.length - opts.historySize);
+    s.expireAt = now + opts.historyTtlMs;
+    this.handler?.(channel, pub);
+    return { offset: pub.offset, epoch: pub.epoch };
+  }
+
+  async history(channel: string, opts: HistoryOptions = {}): Promise<HistoryResult> {
+    const now = Date.now();
+    const s = this.stream(channel, now, opts.historyMetaTtlMs ?? 0);
+    const position = { offset: s.offset, epoch: s.epoch };
+    if (opts.limit === 0 || now >= s.expireAt) return { publications: [], position };
+    const after = opts.since?.offset ?? 0;
+    let pubs = s.pubs;
+    let i = 0;
+    while (i < pubs.length && pubs[i].offset <= after) i++;
+    pubs = pubs.slice(i, opts.limit !== undefined ? i + opts.limit : undefined);
+    return { publications: pubs, position };
+  }
+
+  async removeHistory(channel: string): Promise<void> {
+    const s = this.streams.get(channel);
+    if (s) s.pubs.length = 0;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.handler = null;
+  }
+
+  /** Gets or creates the channel's stream; refreshes its meta TTL (as a Redis history read does). */
+  private stream(channel: string, now: number, metaTtlMs: number): ChannelStream {
+    let s = this.streams.get(channel);
+    if (s && s.metaExpireAt !== 0 && now >= s.metaExpireAt) {
+      this.streams.delete(channel);
+      s = undefined;
+    }
+    if (!s) {
+      s = { epoch: newEpoch(), offset: 0, pubs: [], expireAt: 0, metaExpireAt: 0 };
+      this.streams.set(channel, s);
+    }
+    if (metaTtlMs > 0) s.metaExpireAt = now + metaTtlMs;
+    return s;
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [channel, s] of this.streams) {
+      if (now >= s.expireAt) s.pubs.length = 0;
+      if (s.metaExpireAt !== 0 && now >= s.metaExpireAt) this.streams.delete(channel);
+    }
+  }
+}

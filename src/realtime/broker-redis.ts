@@ -1,0 +1,165 @@
+import { Redis } from 'ioredis';
+import type { Broker, HistoryOptions, HistoryResult, Publication, PublicationHandler, PublishOptions, StreamPosition } from './broker.js';
+import { newEpoch } from './broker.js';
+
+/**
+ * Multi-node broker over Redis (centrifuge `broker_redis.go`): history in a stream per channel whose
+ * entry ids are `<offset>-0`, epoch and last offset in a hash, both updated atomically with the
+ * fan-out PUBLISH by one Lua script; every node SUBSCRIBEs to the channels it has subscribers on.
+ *
+ * Keys (hash-tagged by channel, so both keys of a channel share a cluster slot):
+ *   <prefix>.stream.{<channel>}   stream, MAXLEN historySize, PEXPIRE historyTtlMs
+ *   <prefix>.meta.{<channel>}     hash e=epoch s=offset, PEXPIRE historyMetaTtlMs
+ *   <prefix>.pub.<channel>        pub/sub channel; message "<offset>:<epoch>:<json data>"
+ */
+
+// KEYS: stream, meta. ARGV: data, size, ttlMs, metaTtlMs, newEpoch, pubsubChannel.
+// A new epoch drops any stream left from the old one, so entry ids always increase.
+const PUBLISH_LUA = `
+local epoch = redis.call('hget', KEYS[2], 'e')
+if not epoch then
+  epoch = ARGV[5]
+  redis.call('del', KEYS[1])
+  redis.call('hset', KEYS[2], 'e', epoch)
+end
+local offset = redis.call('hincrby', KEYS[2], 's', 1)
+if tonumber(ARGV[4]) > 0 then redis.call('pexpire', KEYS[2], ARGV[4]) end
+redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], offset .. '-0', 'd', ARGV[1])
+redis.call('pexpire', KEYS[1], ARGV[3])
+redis.call('publish', ARGV[6], offset .. ':' .. epoch .. ':' .. ARGV[1])
+return {offset, epoch}
+`;
+
+// KEYS: stream, meta. ARGV: newEpoch, metaTtlMs, sinceOffset, limit (-1 = all).
+const HISTORY_LUA = `
+local epoch = redis.call('hget', KEYS[2], 'e')
+if not epoch then
+  epoch = ARGV[1]
+  redis.call('del', KEYS[1])
+  redis.call('hset', KEYS[2], 'e', epoch, 's', 0)
+end
+if tonumber(ARGV[2]) > 0 then redis.call('pexpire', KEYS[2], ARGV[2]) end
+local offset = tonumber(redis.call('hget', KEYS[2], 's') or '0')
+local limit = tonumber(ARGV[4])
+if limit == 0 then return {offset, epoch, {}} end
+local start = (tonumber(ARGV[3]) + 1) .. '-0'
+local entries
+if limit > 0 then
+  entries = redis.call('xrange', KEYS[1], start, '+', 'COUNT', limit)
+else
+  entries = redis.call('xrange', KEYS[1], start, '+')
+end
+return {offset, epoch, entries}
+`;
+
+export interface RedisBrokerOptions {
+  /** A connected-or-lazy client to use for commands (not closed by `close()`), or a URL. */
+  redis?: Redis;
+  url?: string;
+  /** Namespaces every key and pub/sub channel; several deployments can share one Redis. */
+  prefix?: string;
+  logger?: { error(...a: any[]): void };
+}
+
+type Scripted = Redis & {
+  oaPublish(stream: string, meta: string, ...args: (string | number)[]): Promise<[number, string]>;
+  oaHistory(stream: string, meta: string, ...args: (string | number)[]): Promise<[number, string, [string, string[]][]]>;
+};
+
+export class RedisBroker implements Broker {
+  private readonly cmd: Scripted;
+  private readonly sub: Redis;
+  private readonly ownsCmd: boolean;
+  private readonly prefix: string;
+  private readonly pubPrefix: string;
+  private handler: PublicationHandler | null = null;
+
+  constructor(opts: RedisBrokerOptions = {}) {
+    this.prefix = opts.prefix ?? 'openalerts.rt';
+    this.pubPrefix = `${this.prefix}.pub.`;
+    this.ownsCmd = !opts.redis;
+    const cmd = opts.redis ?? (opts.url ? new Redis(opts.url) : new Redis());
+    cmd.defineCommand('oaPublish', { numberOfKeys: 2, lua: PUBLISH_LUA });
+    cmd.defineCommand('oaHistory', { numberOfKeys: 2, lua: HISTORY_LUA });
+    this.cmd = cmd as Scripted;
+    this.sub = cmd.duplicate();
+    this.sub.on('message', (rch: string, message: string) => {
+      if (!this.handler || !rch.startsWith(this.pubPrefix)) return;
+      const channel = rch.slice(this.pubPrefix.length);
+      const i = message.indexOf(':');
+      const j = message.indexOf(':', i + 1);
+      if (i < 0 || j < 0) return;
+      const pub: Publication = { offset: Number(message.slice(0, i)), epoch: message.slice(i + 1, j), data: message.slice(j + 1) };
+      try {
+        this.handler(channel, pub);
+      } catch (err) {
+        opts.logger?.error({ err, channel }, 'realtime: publication handler failed');
+      }
+    });
+  }
+
+  setHandler(handler: PublicationHandler | null): void {
+    this.handler = handler;
+  }
+
+  async subscribe(channel: string): Promise<void> {
+    await this.sub.subscribe(this.pubPrefix + channel);
+  }
+
+  async unsubscribe(channel: string): Promise<void> {
+    await this.sub.unsubscribe(this.pubPrefix + channel);
+  }
+
+  async publish(channel: string, data: string, opts: PublishOptions): Promise<StreamPosition> {
+    if (opts.historySize <= 0) {
+      await this.cmd.publish(this.pubPrefix + channel, `0::${data}`);
+      return { offset: 0, epoch: '' };
+    }
+    const [offset, epoch] = await this.cmd.oaPublish(
+      this.streamKey(channel),
+      this.metaKey(channel),
+      data,
+      opts.historySize,
+      Math.max(1, Math.ceil(opts.historyTtlMs)),
+      Math.max(0, Math.ceil(opts.historyMetaTtlMs)),
+      newEpoch(),
+      this.pubPrefix + channel,
+    );
+    return { offset: Number(offset), epoch: String(epoch) };
+  }
+
+  async history(channel: string, opts: HistoryOptions = {}): Promise<HistoryResult> {
+    const [offset, epoch, entries] = await this.cmd.oaHistory(
+      this.streamKey(channel),
+      this.metaKey(channel),
+      newEpoch(),
+      Math.max(0, Math.ceil(opts.historyMetaTtlMs ?? 0)),
+      opts.since?.offset ?? 0,
+      opts.limit ?? -1,
+    );
+    const ep = String(epoch);
+    const publications: Publication[] = entries.map(([id, fields]) => ({
+      offset: Number(id.slice(0, id.indexOf('-'))),
+      epoch: ep,
+      data: fields[1],
+    }));
+    return { publications, position: { offset: Number(offset), epoch: ep } };
+  }
+
+  async removeHistory(channel: string): Promise<void> {
+    await this.cmd.del(this.streamKey(channel));
+  }
+
+  async close(): Promise<void> {
+    this.handler = null;
+    await Promise.allSettled([this.sub.quit(), this.ownsCmd ? this.cmd.quit() : Promise.resolve()]);
+  }
+
+  private streamKey(channel: string): string {
+    return `${this.prefix}.stream.{${channel}}`;
+  }
+
+  private metaKey(channel: string): string {
+    return `${this.prefix}.meta.{${channel}}`;
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * Disconnects: thrown by a command handler (or raised by the node) to close the WebSocket with
+ * `code` and the reason text `{"reason":…,"reconnect":…}` (INTEROP.md §5 "Disconnect"). Both
+ * protocols get the JSON reason: centrifuge-js 2.x requires it, centrifuge-js ≥ 3 parses it too.
+ */
+export class Disconnect extends Error {
+  /** The close frame's reason text; at most 123 bytes (RFC 6455 §5.5). */
+  readonly closeReason: string;
+
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    readonly reconnect: boolean,
+  ) {
+    super(reason);
+    this.name = 'Disconnect';
+    this.closeReason = JSON.stringify({ reason, reconnect });
+  }
+}
+
+// INTEROP.md §5: 3000 normal, 3001 shutdown (reconnect), 3500 invalid token, 3501 bad request,
+// 3502 stale (no reconnect).
+export const DisconnectNormal = new Disconnect(3000, 'connection closed', true);
+export const DisconnectShutdown = new Disconnect(3001, 'shutdown', true);
+export const DisconnectInvalidToken = new Disconnect(3500, 'invalid token', false);
+export const DisconnectBadRequest = new Disconnect(3501, 'bad request', false);
+/** Not connected within `connectTimeoutMs` (INTEROP.md §5: "not connected in 25 s is closed"). */
+export const DisconnectStale = new Disconnect(3502, 'stale', false);
+// Codes Centrifugo uses beyond the INTEROP list; all of them ask the client to reconnect.
+export const DisconnectServerError = new Disconnect(3004, 'internal server error', true);
+/** The socket's send buffer exceeded `maxQueueBytes`: the client does not keep up. */
+export const DisconnectSlow = new Disconnect(3008, 'slow', true);
+/** A server ping got no answer within `pongTimeoutMs`. */
+export const DisconnectNoPong = new Disconnect(3012, 'no pong', true);

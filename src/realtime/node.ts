@@ -1,0 +1,182 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Broker, PublishOptions } from './broker.js';
+import { Client, type ClientContext } from './client.js';
+import { DisconnectShutdown } from './disconnect.js';
+import { Hub } from './hub.js';
+import { TokenVerifier } from './tokens.js';
+import { WsTransport } from './transport.js';
+
+type Logger = { info(...a: any[]): void; warn(...a: any[]): void; error(...a: any[]): void; debug?(...a: any[]): void };
+
+export interface RealtimeOptions {
+  /** HS256 secret for connection and channel JWTs. */
+  tokenSecret: string;
+  /** Memory (one node) or Redis (several nodes). Not closed by `shutdown()`: its owner closes it. */
+  broker: Broker;
+  /** Reported in the connect reply (spec §9). */
+  version?: string;
+  logger?: Logger;
+  /** Largest incoming frame; a bigger one closes the socket with 1009 (RFC 6455). Default 64 KiB. */
+  maxMessageBytes?: number;
+  /** Default 128; one more is error 106. */
+  maxSubscriptionsPerClient?: number;
+  /** Default 25000 (INTEROP.md §5: not connected in 25 s → closed with 3502). */
+  connectTimeoutMs?: number;
+  /** Server ping period: legacy protocol a WebSocket ping frame, modern `{}`. Default 25000. */
+  pingIntervalMs?: number;
+  /** A ping unanswered this long closes with 3012 "no pong". Default 10000. */
+  pongTimeoutMs?: number;
+  /** Bytes a socket may have queued unsent before it is closed as slow (3008). Default 1 MiB. */
+  maxQueueBytes?: number;
+  /** Default: channels starting with "$alerts:", "$goals:", "$polls:" or "$widget:" (INTEROP.md §5). */
+  recoverableChannel?: (channel: string) => boolean;
+  /** History of recoverable channels: size (default 100), TTL after the last publication (default
+   * 10 min), and how long epoch/offset outlive it (default 30 days). */
+  history?: { size?: number; ttlMs?: number; metaTtlMs?: number };
+}
+
+const RECOVERABLE_PREFIXES = ['$alerts:', '$goals:', '$polls:', '$widget:'];
+
+export function defaultRecoverableChannel(channel: string): boolean {
+  return RECOVERABLE_PREFIXES.some((p) => channel.startsWith(p));
+}
+
+const NO_HISTORY: PublishOptions = { historySize: 0, historyTtlMs: 0, historyMetaTtlMs: 0 };
+const noop = (): void => {};
+
+/**
+ * A Centrifugo-compatible real-time node: WebSocket endpoint speaking the legacy (centrifuge-js 2.x)
+ * and modern (centrifuge-js ≥ 3) JSON protocols, fed by a broker.
+ */
+export class RealtimeNode {
+  private readonly broker: Broker;
+  private readonly hub: Hub;
+  private readonly ctx: ClientContext;
+  private readonly logger: Logger;
+  private readonly wss: WebSocketServer;
+  private readonly clients = new Set<Client>();
+  private readonly historyOptions: PublishOptions;
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly attached: { server: Server; listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void }[] = [];
+  private connectedCount = 0;
+  private stopping = false;
+
+  constructor(opts: RealtimeOptions) {
+    this.broker = opts.broker;
+    this.logger = opts.logger ?? { info: noop, warn: noop, error: noop };
+    const logger = this.logger;
+    this.hub = new Hub(this.broker, (err, channel) => logger.error({ err, channel }, 'realtime: broker subscription failed'));
+    this.historyOptions = {
+      historySize: opts.history?.size ?? 100,
+      historyTtlMs: opts.history?.ttlMs ?? 10 * 60_000,
+      historyMetaTtlMs: opts.history?.metaTtlMs ?? 30 * 24 * 3600_000,
+    };
+    const recoverable = opts.recoverableChannel ?? defaultRecoverableChannel;
+    const pingIntervalMs = opts.pingIntervalMs ?? 25_000;
+    const connectTimeoutMs = opts.connectTimeoutMs ?? 25_000;
+    const pongTimeoutMs = opts.pongTimeoutMs ?? 10_000;
+    this.ctx = {
+      hub: this.hub,
+      broker: this.broker,
+      verifier: new TokenVerifier(opts.tokenSecret),
+      version: opts.version ?? 'openalerts',
+      logger,
+      maxSubscriptions: opts.maxSubscriptionsPerClient ?? 128,
+      maxQueueBytes: opts.maxQueueBytes ?? 1024 * 1024,
+      connectTimeoutMs,
+      pingIntervalMs,
+      pongTimeoutMs,
+      historyMetaTtlMs: this.historyOptions.historyMetaTtlMs,
+      recoverable,
+      onConnected: () => {
+        this.connectedCount++;
+      },
+      onClosed: (c) => {
+        if (this.clients.delete(c) && c.id !== '') this.connectedCount--;
+      },
+    };
+    this.broker.setHandler((channel, pub) => this.hub.broadcast(channel, pub));
+    this.wss = new WebSocketServer({
+      noServer: true,
+      perMessageDeflate: false,
+      clientTracking: false,
+      maxPayload: opts.maxMessageBytes ?? 64 * 1024,
+    });
+    // One timer for every client (no per-connection timers): connect timeout, pings, pong timeout.
+    const sweepMs = Math.max(10, Math.min(1000, Math.floor(Math.min(pingIntervalMs, connectTimeoutMs, pongTimeoutMs) / 4)));
+    this.sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const c of this.clients) c.tick(now);
+    }, sweepMs);
+    this.sweeper.unref();
+  }
+
+  /** Handles HTTP upgrades for `path` only (query string ignored); other upgrades are left alone. */
+  attach(server: Server, path = '/connection/websocket'): void {
+    const listener = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      if ((q < 0 ? url : url.slice(0, q)) !== path) return;
+      if (this.stopping) {
+        socket.destroy();
+        return;
+      }
+      // INTEROP.md §5: `?cf_protocol_version=v2` selects the modern protocol before any frame.
+      const forceV2 = q >= 0 && new URLSearchParams(url.slice(q + 1)).get('cf_protocol_version') === 'v2';
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, forceV2));
+    };
+    server.on('upgrade', listener);
+    this.attached.push({ server, listener });
+  }
+
+  private accept(ws: WebSocket, forceV2: boolean): void {
+    if (this.stopping) {
+      ws.close(DisconnectShutdown.code, DisconnectShutdown.closeReason);
+      return;
+    }
+    const client = new Client(this.ctx, new WsTransport(ws), forceV2);
+    this.clients.add(client);
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      client.handleFrame(isBinary ? data.toString('utf8') : data.toString());
+    });
+    ws.on('pong', () => client.handlePong());
+    ws.on('close', () => client.closed());
+    ws.on('error', (err) => {
+      this.logger.debug?.({ err }, 'realtime: socket error');
+      client.closed();
+    });
+  }
+
+  /** Publishes to every subscriber on every node; the payload is JSON-encoded once, here. */
+  async publish(channel: string, data: unknown): Promise<{ offset: number; epoch: string }> {
+    const encoded = JSON.stringify(data);
+    if (encoded === undefined) throw new TypeError('realtime publish: payload is not JSON-serializable');
+    const opts = this.ctx.recoverable(channel) ? this.historyOptions : NO_HISTORY;
+    return this.broker.publish(channel, encoded, opts);
+  }
+
+  /** Closes every client with 3001 {"reason":"shutdown","reconnect":true}; waits (≤ 2 s) for the sockets. */
+  async shutdown(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearInterval(this.sweeper);
+    for (const { server, listener } of this.attached) server.off('upgrade', listener);
+    const all = [...this.clients];
+    for (const c of all) c.close(DisconnectShutdown);
+    this.broker.setHandler(null);
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    await waitForSockets(all, 2000);
+  }
+
+  stats(): { clients: number; subscriptions: number } {
+    return { clients: this.connectedCount, subscriptions: this.hub.subscriptions };
+  }
+}
+
+/** Waits until the close handshakes finished; sockets still open after `ms` are destroyed. */
+async function waitForSockets(clients: Client[], ms: number): Promise<void> {
+  const transports = clients.map((c) => c.transport).filter((t): t is WsTransport => t instanceof WsTransport);
+  await Promise.all(transports.map((t) => t.closedWithin(ms)));
+}
