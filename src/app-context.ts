@@ -4,6 +4,7 @@ import type { Secrets } from './config/secrets.js';
 import type { Database } from './db/database.js';
 import type { DB } from './db/schema.js';
 import type { UserRow } from './modules/accounts/accounts.table.js';
+import type { TokenStore } from './oauth/token-store.js';
 
 /** What every route and service needs from the running app; built once in buildApp. */
 export interface AppContext {
@@ -11,6 +12,8 @@ export interface AppContext {
   secrets: Secrets;
   database: Database;
   db: Kysely<DB>;
+  /** OAuth tokens: issue, verify (cached), revoke. */
+  tokens: TokenStore;
 }
 
 declare module 'fastify' {

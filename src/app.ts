@@ -11,6 +11,7 @@ import { registerBodyParsers } from './http/body-parsers.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { registerJsonContentType } from './http/json-content-type.js';
+import { TokenStore } from './oauth/token-store.js';
 import { errorPage } from './web/layout.js';
 import { webRoutes } from './web/routes.js';
 import { registerSessions } from './web/session.js';
@@ -42,7 +43,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     return503OnClosing: true,
   });
 
-  const ctx: AppContext = { config, secrets, database, db: database.db };
+  const tokens = new TokenStore(database.db, { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl });
+  const ctx: AppContext = { config, secrets, database, db: database.db, tokens };
   app.decorate('ctx', ctx);
   if (ownsDatabase) app.addHook('onClose', async () => database.close());
 
@@ -56,6 +58,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Off by default; routes opt in with `config.rateLimit` (log-in brute force; the API's own limits).
   await app.register(rateLimit, { global: false });
   registerSessions(app);
+  app.decorateRequest('auth', null);
 
   await app.register(healthRoutes);
   await app.register(webRoutes);

@@ -3,6 +3,7 @@ import type { AppTables } from '../modules/apps/apps.table.js';
 import type { CurrencyTables } from '../modules/currencies/currencies.table.js';
 import type { DonationTables } from '../modules/donations/donations.table.js';
 import type { OutboxTables } from '../modules/outbox/outbox.table.js';
+import type { OAuthTables } from '../oauth/oauth.table.js';
 
 /** The whole database, composed from each feature's own table file. */
-export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables {}
+export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables {}
