@@ -18,6 +18,7 @@ interface ChannelStream {
 export class MemoryBroker implements Broker {
   private handler: PublicationHandler | null = null;
   private readonly streams = new Map<string, ChannelStream>();
+  private readonly subscribed = new Set<string>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(opts: { sweepIntervalMs?: number } = {}) {
@@ -29,12 +30,17 @@ export class MemoryBroker implements Broker {
     this.handler = handler;
   }
 
-  async subscribe(_channel: string): Promise<void> {}
-  async unsubscribe(_channel: string): Promise<void> {}
+  async subscribe(channel: string): Promise<void> {
+    this.subscribed.add(channel);
+  }
+
+  async unsubscribe(channel: string): Promise<void> {
+    this.subscribed.delete(channel);
+  }
 
   async publish(channel: string, data: string, opts: PublishOptions): Promise<StreamPosition> {
     if (opts.historySize <= 0) {
-      this.handler?.(channel, { offset: 0, epoch: '', data });
+      if (this.subscribed.has(channel)) this.handler?.(channel, { offset: 0, epoch: '', data });
       return { offset: 0, epoch: '' };
     }
     const now = Date.now();
@@ -44,7 +50,7 @@ export class MemoryBroker implements Broker {
     s.pubs.push(pub);
     if (s.pubs.length > opts.historySize) s.pubs.splice(0, s.pubs.length - opts.historySize);
     s.expireAt = now + opts.historyTtlMs;
-    this.handler?.(channel, pub);
+    if (this.subscribed.has(channel)) this.handler?.(channel, pub);
     return { offset: pub.offset, epoch: pub.epoch };
   }
 

@@ -1,0 +1,241 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { SignJWT } from 'jose';
+import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
+import { closeReason, RawClient, SECRET, sleep, startServer, type TestServer } from './helpers.js';
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** Raw legacy-protocol conversation, frame by frame, as INTEROP.md §5 states it. */
+describe('legacy protocol (centrifuge-js 2.x / Centrifugo v2 JSON)', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startServer({ connectTimeoutMs: 400 });
+  });
+  after(() => s.close());
+
+  async function connected(user = '42'): Promise<{ c: RawClient; client: string }> {
+    const c = await RawClient.open(s.wsUrl);
+    c.send({ params: { token: await signConnectionToken(SECRET, user) }, id: 1 });
+    const r = await c.next();
+    return { c, client: r.result.client };
+  }
+
+  test('connect, subscribe reply then JOIN push, publication, ping', async () => {
+    const c = await RawClient.open(s.wsUrl);
+    c.send({ params: { token: await signConnectionToken(SECRET, 42, 3600) }, id: 1 });
+    const conn = await c.next();
+    assert.deepEqual(Object.keys(conn).sort(), ['id', 'result']);
+    assert.equal(conn.id, 1);
+    assert.match(conn.result.client, UUID_V4);
+    assert.equal(conn.result.version, 'test');
+
+    const channel = '$alerts:donation_42';
+    const token = await signChannelToken(SECRET, { client: conn.result.client, channel });
+    c.send({ params: { channel, token }, method: 1, id: 2 });
+    const sub = await c.next();
+    assert.equal(sub.id, 2);
+    assert.equal(sub.result.recoverable, true);
+    assert.equal(typeof sub.result.epoch, 'string');
+    assert.equal(sub.result.offset, 0);
+    assert.equal(sub.result.seq, 0);
+    const join = await c.next();
+    assert.deepEqual(join, { result: { type: 1, channel, data: { info: { user: '42', client: conn.result.client } } } });
+
+    const payload = { id: 7, name: 'Donor', amount: 10, reason: 'default' };
+    const pos = await s.node.publish(channel, payload);
+    assert.equal(pos.offset, 1);
+    assert.deepEqual(await c.next(), { result: { channel, data: { data: payload, offset: 1, seq: 1 } } });
+
+    c.send({ method: 7, id: 3 });
+    assert.equal(await c.nextRaw(), '{"id":3}');
+    c.close();
+  });
+
+  test('several commands in one frame, one reply per frame; PascalCase keys and string method names', async () => {
+    const c = await RawClient.open(s.wsUrl);
+    const token = await signConnectionToken(SECRET, '5');
+    c.send(`{"Id":1,"Params":{"Token":"${token}"}}\n{"Id":2,"Method":7}\n{"id":3,"method":"ping"}`);
+    const frames = [await c.nextRaw(), await c.nextRaw(), await c.nextRaw()];
+    assert.equal(JSON.parse(frames[0]).id, 1);
+    assert.ok(!frames[0].includes('\n'));
+    assert.deepEqual(frames.slice(1), ['{"id":2}', '{"id":3}']);
+    const client = JSON.parse(frames[0]).result.client;
+    const channel = '$goals:goal_5';
+    const ct = await signChannelToken(SECRET, { client, channel });
+    c.send({ Id: 4, Method: 'SUBSCRIBE', Params: { Channel: channel, Token: ct } });
+    assert.equal((await c.next()).id, 4);
+    assert.equal((await c.next()).result.type, 1);
+    c.close();
+  });
+
+  test('errors: 103 wrong client or channel, 105 twice, 104 unknown method, 109 expired channel token', async () => {
+    const { c, client } = await connected();
+    const channel = '$alerts:donation_42';
+    c.send({ method: 1, id: 2, params: { channel, token: await signChannelToken(SECRET, { client: 'someone-else', channel }) } });
+    assert.deepEqual(await c.next(), { id: 2, error: { code: 103, message: 'permission denied' } });
+    c.send({ method: 1, id: 3, params: { channel, token: await signChannelToken(SECRET, { client, channel: '$alerts:donation_1' }) } });
+    assert.equal((await c.next()).error.code, 103);
+    c.send({ method: 1, id: 4, params: { channel } });
+    assert.equal((await c.next()).error.code, 103);
+    c.send({ method: 1, id: 5, params: { channel, token: await signChannelToken(SECRET, { client, channel, ttlSeconds: -10 }) } });
+    assert.deepEqual(await c.next(), { id: 5, error: { code: 109, message: 'token expired' } });
+    c.send({ method: 42, id: 6 });
+    assert.deepEqual(await c.next(), { id: 6, error: { code: 104, message: 'method not found' } });
+    const ok = await signChannelToken(SECRET, { client, channel });
+    c.send({ method: 1, id: 7, params: { channel, token: ok } });
+    assert.equal((await c.next()).id, 7);
+    assert.equal((await c.next()).result.type, 1);
+    c.send({ method: 1, id: 8, params: { channel, token: ok } });
+    assert.equal((await c.next()).error.code, 105);
+    c.send({ method: 3, id: 9, params: { channel, data: {} } });
+    assert.equal((await c.next()).error.code, 103, 'clients cannot publish');
+    c.close();
+  });
+
+  test('106 past maxSubscriptionsPerClient', async () => {
+    const t = await startServer({ maxSubscriptionsPerClient: 1 });
+    try {
+      const c = await RawClient.open(t.wsUrl);
+      c.send({ params: { token: await signConnectionToken(SECRET, '1') }, id: 1 });
+      const client = (await c.next()).result.client;
+      for (const [id, channel] of [[2, '$polls:poll_1'], [3, '$goals:goal_1']] as const) {
+        c.send({ method: 1, id, params: { channel, token: await signChannelToken(SECRET, { client, channel }) } });
+      }
+      assert.equal((await c.next()).id, 2);
+      assert.equal((await c.next()).result.type, 1);
+      assert.equal((await c.next()).error.code, 106);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('expired connection token: error 109, connection stays open', async () => {
+    const c = await RawClient.open(s.wsUrl);
+    c.send({ params: { token: await signConnectionToken(SECRET, '1', -5) }, id: 1 });
+    assert.deepEqual(await c.next(), { id: 1, error: { code: 109, message: 'token expired' } });
+    c.send({ params: { token: await signConnectionToken(SECRET, '1') }, id: 2 });
+    assert.equal((await c.next()).id, 2);
+    c.close();
+  });
+
+  test('invalid connection token: close 3500, no reconnect', async () => {
+    const c = await RawClient.open(s.wsUrl);
+    const forged = await new SignJWT({ sub: '1' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('other-secret'));
+    c.send({ params: { token: forged }, id: 1 });
+    const closed = await c.closed;
+    assert.equal(closed.code, 3500);
+    assert.deepEqual(closeReason(closed), { reason: 'invalid token', reconnect: false });
+  });
+
+  test('bad JSON: close 3501', async () => {
+    const { c } = await connected();
+    c.send('{"id":2,"method":7');
+    const closed = await c.closed;
+    assert.equal(closed.code, 3501);
+    assert.deepEqual(closeReason(closed), { reason: 'bad request', reconnect: false });
+  });
+
+  test('a first command other than connect: close 3501', async () => {
+    const c = await RawClient.open(s.wsUrl);
+    c.send({ method: 7, id: 1 });
+    assert.equal((await c.closed).code, 3501);
+  });
+
+  test('not connected within connectTimeoutMs: close 3502 stale', async () => {
+    const c = await RawClient.open(s.wsUrl);
+    const closed = await c.closed;
+    assert.equal(closed.code, 3502);
+    assert.deepEqual(closeReason(closed), { reason: 'stale', reconnect: false });
+  });
+
+  test('a frame over maxMessageBytes closes the socket', async () => {
+    const t = await startServer({ maxMessageBytes: 1024 });
+    try {
+      const c = await RawClient.open(t.wsUrl);
+      c.send({ id: 1, params: { token: 'x'.repeat(2000) } });
+      assert.equal((await c.closed).code, 1009);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('recovery after reconnect: missed publications oldest first, by offset and by seq/gen', async () => {
+    const channel = '$alerts:donation_77';
+    const first = await connected('77');
+    first.c.send({ method: 1, id: 2, params: { channel, token: await signChannelToken(SECRET, { client: first.client, channel }) } });
+    const sub = await first.c.next();
+    await first.c.next(); // join
+    await s.node.publish(channel, { n: 1 });
+    const seen = await first.c.next();
+    assert.equal(seen.result.data.offset, sub.result.offset + 1);
+    first.c.close();
+    await first.c.closed;
+    await s.node.publish(channel, { n: 2 });
+    await s.node.publish(channel, { n: 3 });
+
+    for (const position of [{ offset: seen.result.data.offset }, { seq: seen.result.data.seq, gen: 0 }]) {
+      const again = await connected('77');
+      const token = await signChannelToken(SECRET, { client: again.client, channel });
+      again.c.send({ method: 1, id: 2, params: { channel, token, recover: true, epoch: sub.result.epoch, ...position } });
+      const r = await again.c.next();
+      assert.equal(r.result.recovered, true);
+      assert.equal(r.result.recoverable, true);
+      assert.equal(r.result.epoch, sub.result.epoch);
+      assert.deepEqual(r.result.publications.map((p: any) => [p.data.n, p.offset, p.seq]), [[2, 2, 2], [3, 3, 3]]);
+      assert.equal(r.result.offset, 3);
+      assert.equal((await again.c.next()).result.type, 1);
+      again.c.close();
+    }
+
+    // Another epoch: not recovered, and nothing replayed.
+    const other = await connected('77');
+    const token = await signChannelToken(SECRET, { client: other.client, channel });
+    other.c.send({ method: 1, id: 2, params: { channel, token, recover: true, epoch: 'nope', offset: 1 } });
+    const r = await other.c.next();
+    assert.equal(r.result.recovered, false);
+    assert.equal(r.result.publications, undefined);
+    assert.equal(r.result.offset, 3);
+    other.c.close();
+  });
+
+  test('publications published while a subscribe is in flight arrive once, after the reply', async () => {
+    const channel = '$polls:poll_9';
+    const { c, client } = await connected('9');
+    const token = await signChannelToken(SECRET, { client, channel });
+    c.send({ method: 1, id: 2, params: { channel, token } });
+    const published = Promise.all([1, 2, 3].map((n) => s.node.publish(channel, { n })));
+    await published;
+    const frames = [];
+    for (;;) {
+      try {
+        frames.push(await c.next(300));
+      } catch {
+        break;
+      }
+    }
+    assert.equal(frames[0].id, 2);
+    assert.equal(frames[1].result.type, 1);
+    const offsets = frames.slice(2).map((f) => f.result.data.offset);
+    const expected = [1, 2, 3].filter((o) => o > frames[0].result.offset);
+    assert.deepEqual(offsets, expected);
+    c.close();
+  });
+
+  test('unsubscribe stops publications; stats count clients and subscriptions', async () => {
+    const channel = '$alerts:donation_3';
+    const { c, client } = await connected('3');
+    c.send({ method: 1, id: 2, params: { channel, token: await signChannelToken(SECRET, { client, channel }) } });
+    await c.next();
+    await c.next();
+    assert.ok(s.node.stats().subscriptions >= 1);
+    c.send({ method: 2, id: 3, params: { channel } });
+    assert.deepEqual(await c.next(), { id: 3, result: {} });
+    await s.node.publish(channel, { n: 1 });
+    await c.nothing();
+    c.close();
+    await c.closed;
+    await sleep(20);
+    assert.deepEqual(s.node.stats(), { clients: 0, subscriptions: 0 });
+  });
+});
