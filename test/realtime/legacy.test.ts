@@ -206,7 +206,7 @@ describe('legacy protocol (centrifuge-js 2.x / Centrifugo v2 JSON)', () => {
     c.send({ method: 1, id: 2, params: { channel, token } });
     const published = Promise.all([1, 2, 3].map((n) => s.node.publish(channel, { n })));
     await published;
-    const frames = [];
+    const frames: any[] = [];
     for (;;) {
       try {
         frames.push(await c.next(300));
