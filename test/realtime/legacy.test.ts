@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
+import type { HistoryOptions, HistoryResult } from '../../src/realtime/broker.js';
+import { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
 import { closeReason, RawClient, SECRET, sleep, startServer, type TestServer } from './helpers.js';
 
@@ -199,43 +201,74 @@ describe('legacy protocol (centrifuge-js 2.x / Centrifugo v2 JSON)', () => {
     other.c.close();
   });
 
-  test('publications published while a subscribe is in flight arrive once, after the reply', async () => {
-    const channel = '$polls:poll_9';
-    const { c, client } = await connected('9');
-    const token = await signChannelToken(SECRET, { client, channel });
-    c.send({ method: 1, id: 2, params: { channel, token } });
-    const published = Promise.all([1, 2, 3].map((n) => s.node.publish(channel, { n })));
-    await published;
-    const frames: any[] = [];
-    for (;;) {
-      try {
-        frames.push(await c.next(300));
-      } catch {
-        break;
+  test('publications racing a subscribe arrive exactly once: in the reply or after it, in order', async () => {
+    // History reads take 100 ms, so the publications below land while the subscribe is in flight.
+    class SlowHistory extends MemoryBroker {
+      readFirst = true;
+      override async history(channel: string, opts?: HistoryOptions): Promise<HistoryResult> {
+        if (this.readFirst) {
+          const r = await super.history(channel, opts);
+          await sleep(100);
+          return r;
+        }
+        await sleep(100);
+        return super.history(channel, opts);
       }
     }
-    assert.equal(frames[0].id, 2);
-    assert.equal(frames[1].result.type, 1);
-    const offsets = frames.slice(2).map((f) => f.result.data.offset);
-    const expected = [1, 2, 3].filter((o) => o > frames[0].result.offset);
-    assert.deepEqual(offsets, expected);
-    c.close();
+    const broker = new SlowHistory();
+    const t = await startServer({ broker });
+    try {
+      for (const readFirst of [true, false]) {
+        broker.readFirst = readFirst;
+        const channel = `$polls:poll_${readFirst ? 1 : 2}`;
+        const c = await RawClient.open(t.wsUrl);
+        c.send({ params: { token: await signConnectionToken(SECRET, '9') }, id: 1 });
+        const client = (await c.next()).result.client;
+        const token = await signChannelToken(SECRET, { client, channel });
+        c.send({ method: 1, id: 2, params: { channel, token, recover: true, offset: 0 } });
+        await sleep(40);
+        for (const n of [1, 2, 3]) await t.node.publish(channel, { n });
+        const reply = await c.next();
+        assert.equal(reply.id, 2);
+        assert.equal((await c.next()).result.type, 1);
+        const inReply = (reply.result.publications ?? []).map((p: any) => p.offset);
+        const after: number[] = [];
+        for (;;) {
+          try {
+            after.push((await c.next(300)).result.data.offset);
+          } catch {
+            break;
+          }
+        }
+        // History read before the publications: all three follow the reply. Read after: all
+        // three are in the reply, none repeated.
+        assert.deepEqual([inReply, after], readFirst ? [[], [1, 2, 3]] : [[1, 2, 3], []]);
+        c.close();
+      }
+    } finally {
+      await t.close();
+    }
   });
 
   test('unsubscribe stops publications; stats count clients and subscriptions', async () => {
+    const t = await startServer();
     const channel = '$alerts:donation_3';
-    const { c, client } = await connected('3');
+    const c = await RawClient.open(t.wsUrl);
+    c.send({ params: { token: await signConnectionToken(SECRET, '3') }, id: 1 });
+    const client = (await c.next()).result.client;
     c.send({ method: 1, id: 2, params: { channel, token: await signChannelToken(SECRET, { client, channel }) } });
     await c.next();
     await c.next();
-    assert.ok(s.node.stats().subscriptions >= 1);
+    assert.deepEqual(t.node.stats(), { clients: 1, subscriptions: 1 });
     c.send({ method: 2, id: 3, params: { channel } });
     assert.deepEqual(await c.next(), { id: 3, result: {} });
-    await s.node.publish(channel, { n: 1 });
+    assert.deepEqual(t.node.stats(), { clients: 1, subscriptions: 0 });
+    await t.node.publish(channel, { n: 1 });
     await c.nothing();
     c.close();
     await c.closed;
     await sleep(20);
-    assert.deepEqual(s.node.stats(), { clients: 0, subscriptions: 0 });
+    assert.deepEqual(t.node.stats(), { clients: 0, subscriptions: 0 });
+    await t.close();
   });
 });
