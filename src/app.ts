@@ -1,7 +1,7 @@
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
-import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { registerApi } from './api/api.plugin.js';
 import type { AppContext } from './app-context.js';
 import type { Config } from './config/config.js';
 import { loadSecrets, type Secrets } from './config/secrets.js';
@@ -55,8 +55,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await app.register(csrf, {
     cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', signed: true, secure: config.publicUrl.startsWith('https:') },
   });
-  // Off by default; routes opt in with `config.rateLimit` (log-in brute force; the API's own limits).
-  await app.register(rateLimit, { global: false });
+  // Rate limit (off by default; routes opt in with `config.rateLimit`), CORS, OpenAPI, /api/v1.
+  await registerApi(app);
   registerSessions(app);
   app.decorateRequest('auth', null);
 

@@ -1,9 +1,10 @@
 import type { AccountTables } from '../modules/accounts/accounts.table.js';
 import type { AppTables } from '../modules/apps/apps.table.js';
+import type { CustomAlertTables } from '../modules/custom-alerts/custom-alerts.table.js';
 import type { CurrencyTables } from '../modules/currencies/currencies.table.js';
 import type { DonationTables } from '../modules/donations/donations.table.js';
 import type { OutboxTables } from '../modules/outbox/outbox.table.js';
 import type { OAuthTables } from '../oauth/oauth.table.js';
 
 /** The whole database, composed from each feature's own table file. */
-export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables {}
+export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables, CustomAlertTables {}

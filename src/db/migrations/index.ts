@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
 import * as oauth from './0002_oauth.js';
+import * as customAlerts from './0004_custom_alerts.js';
 
 /**
  * Every migration, in order. One set for SQLite and PostgreSQL; names sort lexically, so keep the
@@ -9,4 +10,5 @@ import * as oauth from './0002_oauth.js';
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_oauth': oauth,
+  '0004_custom_alerts': customAlerts,
 };

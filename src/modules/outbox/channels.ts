@@ -2,3 +2,4 @@
 export const donationChannel = (userId: number) => `$alerts:donation_${userId}`;
 export const goalChannel = (userId: number) => `$goals:goal_${userId}`;
 export const pollChannel = (userId: number) => `$polls:poll_${userId}`;
+export const widgetChannel = (userId: number) => `$widget:alerts_${userId}`;

@@ -1,0 +1,51 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import { SCOPES } from '../oauth/scopes.js';
+
+const DESCRIPTION = `A self-hostable donation-alerts service, compatible with the clients of the original API.
+
+* **Authentication**: OAuth 2.0 (RFC 6749). Send \`Authorization: Bearer <access_token>\`; each operation names the scope it needs.
+* **Request bodies**: \`application/x-www-form-urlencoded\` (bracket notation and repeated keys), \`multipart/form-data\` or \`application/json\`.
+* **Errors**: \`400\` \`{"message", "errors": {"field": ["..."]}}\`; \`401\` \`{"message":"Unauthenticated."}\` with \`WWW-Authenticate: Bearer\`; \`403\` insufficient scope with \`WWW-Authenticate: Bearer error="insufficient_scope"\`; \`404\` / \`413\` / \`500\` \`{"message"}\`.
+* **Rate limit**: per application, per minute. Every API response carries \`X-RateLimit-Limit\` and \`X-RateLimit-Remaining\`; over the limit, \`429\` \`{"message":"Too Many Attempts."}\` with \`Retry-After\` (seconds) and \`X-RateLimit-Reset\` (unix time).
+* **Date-times**: \`YYYY-MM-DD HH:MM:SS\`, UTC. Money: numbers in major units.`;
+
+type RouteSchema = Record<string, unknown> | undefined;
+const DOCUMENTING_KEYS = ['body', 'querystring', 'params', 'response', 'summary', 'description'];
+
+/**
+ * OpenAPI 3.1 generated from route schemas (TypeBox), served at /openapi.json, with Swagger UI at
+ * /docs. Routes without a schema (pages, static files) are left out. Must be registered before
+ * the routes it documents: it collects them as they are added.
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  const base = app.ctx.config.publicUrl;
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'OpenAlerts API', version: '1', description: DESCRIPTION },
+      servers: [{ url: base }],
+      components: {
+        securitySchemes: {
+          oauth2: {
+            type: 'oauth2',
+            description: 'Access tokens are opaque; scopes per spec 5.2.',
+            flows: {
+              authorizationCode: { authorizationUrl: `${base}/oauth/authorize`, tokenUrl: `${base}/oauth/token`, refreshUrl: `${base}/oauth/token`, scopes: { ...SCOPES } },
+              implicit: { authorizationUrl: `${base}/oauth/authorize`, scopes: { ...SCOPES } },
+              clientCredentials: { tokenUrl: `${base}/oauth/token`, scopes: { ...SCOPES } },
+            },
+          },
+        },
+      },
+    },
+    transform: ({ schema, url }) => {
+      const s = schema as RouteSchema;
+      const documented = s !== undefined && DOCUMENTING_KEYS.some((key) => s[key] !== undefined);
+      return { schema: (documented ? s : { ...s, hide: true }) as typeof schema, url };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, persistAuthorization: false } });
+  app.get('/openapi.json', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
+}
