@@ -29,6 +29,8 @@ export interface OAuthCodesTable {
   used_at: number | null;
   grant_id: number | null;
   created_at: number;
+  /** 1 when the authorization request carried redirect_uri: the token request must repeat it (RFC 6749 §4.1.3). */
+  redirect_uri_given: Generated<number>;
 }
 
 export interface OAuthAccessTokensTable {
@@ -53,7 +55,14 @@ export interface OAuthRefreshTokensTable {
   revoked_at: number | null;
 }
 
+/** Applications that cannot keep a secret (see 0007_oauth_extra): client_id alone, PKCE required. */
+export interface OAuthPublicClientsTable {
+  client_id: number;
+  created_at: number;
+}
+
 export interface OAuthTables {
+  oauth_public_clients: OAuthPublicClientsTable;
   oauth_grants: OAuthGrantsTable;
   oauth_codes: OAuthCodesTable;
   oauth_access_tokens: OAuthAccessTokensTable;
@@ -61,3 +70,5 @@ export interface OAuthTables {
 }
 
 export type GrantRow = Selectable<OAuthGrantsTable>;
+export type CodeRow = Selectable<OAuthCodesTable>;
+export type RefreshTokenRow = Selectable<OAuthRefreshTokensTable>;

@@ -37,6 +37,11 @@ const splitScopes = (s: string) => (s ? s.split(' ') : []);
 export class TokenStore {
   readonly cache: TokenCache;
   readonly #listeners = new Set<(r: Revocation) => void>();
+  /**
+   * Bumped by every forget(). verify() caches only when no revocation happened while it read the
+   * database, so a token being revoked concurrently is never put back into the cache.
+   */
+  #revocations = 0;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -44,6 +49,11 @@ export class TokenStore {
     cache = new TokenCache(),
   ) {
     this.cache = cache;
+  }
+
+  /** Seconds an access token lives (config ACCESS_TOKEN_TTL). */
+  get accessTokenTtl(): number {
+    return this.lifetimes.accessTokenTtl;
   }
 
   /** Creates a grant row; call inside the transaction that validates the authorization. */
@@ -92,6 +102,7 @@ export class TokenStore {
     const hash = sha256Hex(token);
     const cached = this.cache.get(hash);
     if (cached) return cached;
+    const epoch = this.#revocations;
     const row = await this.db
       .selectFrom('oauth_access_tokens as t')
       .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
@@ -104,11 +115,15 @@ export class TokenStore {
       if (!user?.is_active) return null;
     }
     const info: AccessTokenInfo = { grantId: row.grant_id, clientId: row.client_id, userId: row.user_id, scopes: splitScopes(row.scopes), expiresAt: row.expires_at };
-    this.cache.set(hash, info);
+    if (epoch === this.#revocations) this.cache.set(hash, info);
     return info;
   }
 
-  /** Revokes a grant and every token under it; effective at once on this node. */
+  /**
+   * Revokes a grant and every token under it; effective at once on this node. Inside a caller's
+   * transaction the eviction happens before commit: call `forget({kind:'grant', grantId})` again
+   * after commit (or use revokeGrantsNow), so a concurrent verify cannot re-cache the old row.
+   */
   async revokeGrant(tx: Kysely<DB>, grantId: number): Promise<void> {
     const now = Date.now();
     await tx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', grantId).where('revoked_at', 'is', null).execute();
@@ -125,8 +140,18 @@ export class TokenStore {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /** Revokes grants in their own transaction and evicts them once committed. */
+  async revokeGrantsNow(grantIds: readonly number[]): Promise<void> {
+    if (grantIds.length === 0) return;
+    await this.db.transaction().execute(async (tx) => {
+      for (const grantId of grantIds) await this.revokeGrant(tx, grantId);
+    });
+    for (const grantId of grantIds) this.forget({ kind: 'grant', grantId });
+  }
+
   /** Evicts from this node's cache and tells listeners (the cross-node invalidation bus). */
   forget(revocation: Revocation, notify = true): void {
+    this.#revocations += 1;
     switch (revocation.kind) {
       case 'grant':
         this.cache.evictWhere((i) => i.grantId === revocation.grantId);

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { appsPages } from './pages/apps.pages.js';
 import { authPages } from './pages/auth.pages.js';
+import { authorizedAppsPages } from './pages/authorized-apps.pages.js';
 import { homePages } from './pages/home.pages.js';
 import { staticRoutes } from './static.js';
 
@@ -9,4 +10,5 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   await app.register(homePages);
   await app.register(authPages);
   await app.register(appsPages);
+  await app.register(authorizedAppsPages);
 }

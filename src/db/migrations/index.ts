@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001_foundation.js';
 import * as oauth from './0002_oauth.js';
+import * as merchandise from './0003_merchandise.js';
 import * as customAlerts from './0004_custom_alerts.js';
+import * as oauthExtra from './0007_oauth_extra.js';
 
 /**
  * Every migration, in order. One set for SQLite and PostgreSQL; names sort lexically, so keep the
@@ -10,5 +12,7 @@ import * as customAlerts from './0004_custom_alerts.js';
 export const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_oauth': oauth,
+  '0003_merchandise': merchandise,
   '0004_custom_alerts': customAlerts,
+  '0007_oauth_extra': oauthExtra,
 };

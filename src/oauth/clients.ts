@@ -1,0 +1,44 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.js';
+import { appSecret, findApp } from '../modules/apps/apps.service.js';
+import type { AppRow } from '../modules/apps/apps.table.js';
+import { safeEqual } from '../security/crypto.js';
+
+/** An application as the OAuth server sees it. */
+export interface OAuthClient {
+  id: number;
+  name: string;
+  redirectUris: readonly string[];
+  /** RFC 6749 §2.1: cannot keep a secret; authenticates by client_id alone and must use PKCE. */
+  isPublic: boolean;
+  merchandiseAccess: boolean;
+  row: AppRow;
+}
+
+export async function loadClient(db: Kysely<DB>, clientId: number): Promise<OAuthClient | undefined> {
+  const row = await findApp(db, clientId);
+  if (!row) return undefined;
+  const publicRow = await db.selectFrom('oauth_public_clients').select('client_id').where('client_id', '=', clientId).executeTakeFirst();
+  return {
+    id: row.id,
+    name: row.name,
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    isPublic: publicRow !== undefined,
+    merchandiseAccess: row.merchandise_access === 1,
+    row,
+  };
+}
+
+/** Marks an application public (or confidential again). For the CLI/dashboard; off by default. */
+export async function setPublicClient(db: Kysely<DB>, clientId: number, isPublic: boolean): Promise<void> {
+  if (isPublic) {
+    await db.insertInto('oauth_public_clients').values({ client_id: clientId, created_at: Date.now() }).onConflict((oc) => oc.column('client_id').doNothing()).execute();
+  } else {
+    await db.deleteFrom('oauth_public_clients').where('client_id', '=', clientId).execute();
+  }
+}
+
+/** Constant-time compare against the sealed client_secret (DESIGN: timingSafeEqual for every secret). */
+export function secretMatches(key: Buffer, client: OAuthClient, presented: string): boolean {
+  return safeEqual(appSecret(key, client.row), presented);
+}
