@@ -11,6 +11,7 @@ import { registerBodyParsers } from './http/body-parsers.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { registerJsonContentType } from './http/json-content-type.js';
+import { oauthRoutes } from './oauth/oauth.routes.js';
 import { TokenStore } from './oauth/token-store.js';
 import { errorPage } from './web/layout.js';
 import { webRoutes } from './web/routes.js';
@@ -62,5 +63,6 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   await app.register(healthRoutes);
   await app.register(webRoutes);
+  await app.register(oauthRoutes);
   return app;
 }
