@@ -3,6 +3,7 @@ import { sendJsonError } from '../http/error-handler.js';
 import { profileRoutes } from '../modules/accounts/profile.routes.js';
 import { customAlertRoutes } from '../modules/custom-alerts/custom-alerts.routes.js';
 import { donationRoutes } from '../modules/donations/donations.routes.js';
+import { merchandiseRoutes } from '../modules/merchandise/merchandise.routes.js';
 import { apiRateLimit } from './rate-limit.js';
 
 /**
@@ -17,4 +18,5 @@ export async function apiV1Routes(app: FastifyInstance): Promise<void> {
   await app.register(profileRoutes);
   await app.register(donationRoutes);
   await app.register(customAlertRoutes);
+  await app.register(merchandiseRoutes);
 }

@@ -1,5 +1,9 @@
 import type { AccountTables } from '../modules/accounts/accounts.table.js';
 import type { AppTables } from '../modules/apps/apps.table.js';
+import type { BalanceTables } from '../modules/balances/balances.table.js';
+import type { MerchandiseTables } from '../modules/merchandise/merchandise.table.js';
+import type { MerchantTables } from '../modules/merchants/merchants.table.js';
+import type { SaleTables } from '../modules/sales/sales.table.js';
 import type { CustomAlertTables } from '../modules/custom-alerts/custom-alerts.table.js';
 import type { CurrencyTables } from '../modules/currencies/currencies.table.js';
 import type { DonationTables } from '../modules/donations/donations.table.js';
@@ -7,4 +11,5 @@ import type { OutboxTables } from '../modules/outbox/outbox.table.js';
 import type { OAuthTables } from '../oauth/oauth.table.js';
 
 /** The whole database, composed from each feature's own table file. */
-export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables, CustomAlertTables {}
+export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables, CustomAlertTables,
+    MerchantTables, MerchandiseTables, SaleTables, BalanceTables {}

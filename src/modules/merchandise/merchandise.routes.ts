@@ -1,0 +1,56 @@
+import type { FastifyInstance } from 'fastify';
+import { ValidationError } from '../../domain/errors.js';
+import { bodyOf, signedRoute } from '../merchants/signed-route.js';
+import { salesRoutes } from '../sales/sales.routes.js';
+import { readMerchandiseInput, readPathIdentifiers } from './merchandise.input.js';
+import { createMerchandise, updateMerchandise, upsertMerchandise } from './merchandise.service.js';
+import { userIdByPromocode } from './promocodes.js';
+
+/** Spec 4.4–4.8 (the Merchandise API), mounted under /api/v1. */
+export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
+  app.post(
+    '/merchandise',
+    signedRoute(app, { summary: 'Create merchandise (4.4)', description: 'Creates merchandise of one of your merchants; 201 `{data: merchandise}`.' }),
+    async (request, reply) => {
+      const input = readMerchandiseInput(bodyOf(request.body), 'create');
+      return reply.status(201).send({ data: await createMerchandise(app.ctx.db, request.merchantClientId!, input) });
+    },
+  );
+
+  app.put<{ Params: { id: string } }>(
+    '/merchandise/:id',
+    signedRoute(app, { summary: 'Update merchandise by id (4.5)', description: 'Partial update: only `signature` is required; 200 `{data: merchandise}`.' }),
+    async (request, reply) => {
+      if (!/^\d{1,15}$/.test(request.params.id)) throw ValidationError.field('id', 'The id must be an integer.');
+      const input = readMerchandiseInput(bodyOf(request.body), 'update');
+      return reply.status(200).send({ data: await updateMerchandise(app.ctx.db, request.merchantClientId!, Number(request.params.id), input) });
+    },
+  );
+
+  // INTEROP §3: the main TS client sends this call as POST; the path identifiers are not signed.
+  const upsert = signedRoute(app, {
+    summary: 'Create or update merchandise by identifiers (4.6)',
+    description: 'Creates the merchandise (201) or updates it (200). PUT or POST; the identifiers in the path are not part of the signature.',
+  });
+  for (const method of ['PUT', 'POST'] as const) {
+    app.route<{ Params: { merchant_identifier: string; merchandise_identifier: string } }>({
+      ...upsert,
+      method,
+      url: '/merchandise/:merchant_identifier/:merchandise_identifier',
+      handler: async (request, reply) => {
+        const path = readPathIdentifiers(request.params.merchant_identifier, request.params.merchandise_identifier);
+        const input = readMerchandiseInput(bodyOf(request.body), 'upsert');
+        const { resource, created } = await upsertMerchandise(app.ctx.db, request.merchantClientId!, path.merchantIdentifier, path.identifier, input);
+        return reply.status(created ? 201 : 200).send({ data: resource });
+      },
+    });
+  }
+
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/merchandise/user',
+    signedRoute(app, { summary: 'User id from a promocode (4.7)', description: 'Query `promocode` and `signature`; 200 `{data: {user_id}}`; an unknown promocode is a 400.' }),
+    async (request) => ({ data: { user_id: await userIdByPromocode(app.ctx.db, request.query.promocode) } }),
+  );
+
+  await app.register(salesRoutes);
+}

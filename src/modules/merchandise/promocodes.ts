@@ -1,0 +1,41 @@
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../../db/dialect.js';
+import type { DB } from '../../db/schema.js';
+import { ValidationError } from '../../domain/errors.js';
+import { findUserByPromocode } from '../accounts/accounts.repository.js';
+
+/** Promocodes are read aloud on stream and typed by viewers: letters and digits, upper-case. */
+const PROMOCODE = /^[A-Z0-9]{4,16}$/;
+export const PROMOCODE_RULE = 'The promocode must be 4–16 letters (A–Z) or digits.';
+
+export function normalizePromocode(promocode: string): string {
+  return promocode.trim().toUpperCase();
+}
+
+/** 4.7: the streamer behind an advertising promocode (case-insensitive); unknown → 400. */
+export async function userIdByPromocode(db: Kysely<DB>, promocode: unknown): Promise<number> {
+  if (promocode === undefined || promocode === null || promocode === '') throw ValidationError.field('promocode', 'The promocode field is required.');
+  if (typeof promocode !== 'string') throw ValidationError.field('promocode', 'The promocode field must be a string.');
+  if (promocode.length > 255) throw ValidationError.field('promocode', 'The promocode field must not be greater than 255 characters.');
+  const user = await findUserByPromocode(db, promocode);
+  if (!user || !user.is_active) throw ValidationError.field('promocode', 'The selected promocode is invalid.');
+  return user.id;
+}
+
+/**
+ * Changes a streamer's merchandise promocode (dashboard). Stored upper-case; unique across the
+ * service (the database constraint decides races). Returns the stored value.
+ */
+export async function changePromocode(db: Kysely<DB>, userId: number, promocode: string): Promise<string> {
+  const code = normalizePromocode(typeof promocode === 'string' ? promocode : '');
+  if (!PROMOCODE.test(code)) throw ValidationError.field('merchandise_promocode', PROMOCODE_RULE);
+  const holder = await findUserByPromocode(db, code);
+  if (holder && holder.id !== userId) throw ValidationError.field('merchandise_promocode', 'This promocode has already been taken.');
+  try {
+    await db.updateTable('users').set({ merchandise_promocode: code, updated_at: Date.now() }).where('id', '=', userId).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw ValidationError.field('merchandise_promocode', 'This promocode has already been taken.');
+    throw err;
+  }
+  return code;
+}

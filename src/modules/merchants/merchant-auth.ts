@@ -1,0 +1,84 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { ForbiddenError, ValidationError } from '../../domain/errors.js';
+import { signedValues, verifySignature } from '../../domain/signature.js';
+import { appSecret } from '../apps/apps.service.js';
+import type { AppRow } from '../apps/apps.table.js';
+import { findMerchantByIdentifier } from './merchants.repository.js';
+import type { MerchantRow } from './merchants.table.js';
+
+/** The parameters a Merchandise API request signed, captured before validation touches them. */
+export interface SignedParams {
+  values: string[];
+  signature: unknown;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `captureSignedParams` on Merchandise API routes. */
+    signedParams: SignedParams | null;
+    /** The verified calling application (client_id) of a Merchandise API request. */
+    merchantClientId: number | null;
+  }
+}
+
+const SIGNATURE = 'signature';
+
+function topLevel(params: unknown, key: string): unknown {
+  return params && typeof params === 'object' && !Array.isArray(params) ? (params as Record<string, unknown>)[key] : undefined;
+}
+
+/**
+ * Route-level preValidation hook: records every received parameter except `signature` — query and
+ * body, never the path (INTEROP §3: 4.6's path identifiers are not signed) — exactly as parsed,
+ * before schema validation could coerce or strip anything.
+ */
+export async function captureSignedParams(request: FastifyRequest): Promise<void> {
+  const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : request.body;
+  request.signedParams = {
+    values: [...signedValues(request.query, SIGNATURE), ...signedValues(body, SIGNATURE)],
+    signature: topLevel(body, SIGNATURE) ?? topLevel(request.query, SIGNATURE),
+  };
+}
+
+// Decrypting the sealed secret on every call is wasted work; the cache is keyed by the sealed value,
+// so a rotated secret (new sealed value) is picked up on the very next request.
+const secretCache = new Map<string, string>();
+const SECRET_CACHE_MAX = 1000;
+
+function secretOf(key: Buffer, app: AppRow): string {
+  let secret = secretCache.get(app.secret_sealed);
+  if (secret === undefined) {
+    secret = appSecret(key, app);
+    if (secretCache.size >= SECRET_CACHE_MAX) secretCache.clear();
+    secretCache.set(app.secret_sealed, secret);
+  }
+  return secret;
+}
+
+/**
+ * preHandler after `requireToken(undefined, { userRequired: false })`: the token's client must have
+ * Merchandise API access, and the request must carry its signature (INTEROP §1: missing → 400
+ * validation error; wrong → 403 "Invalid signature.").
+ */
+export async function verifySignedRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  const clientId = request.auth!.clientId;
+  const { db, secrets } = request.server.ctx;
+  const app = await db.selectFrom('apps').selectAll().where('id', '=', clientId).executeTakeFirst();
+  if (!app || !app.merchandise_access) throw new ForbiddenError('This application has no Merchandise API access; ask the service operator to grant it.');
+  const signed = request.signedParams ?? { values: [], signature: undefined };
+  const signature = signed.signature;
+  if (signature === undefined || signature === null || signature === '') throw ValidationError.field(SIGNATURE, 'The signature field is required.');
+  if (typeof signature !== 'string') throw ValidationError.field(SIGNATURE, 'The signature field must be a string.');
+  if (!verifySignature(signed.values, secretOf(secrets.encryptionKey, app), signature)) throw new ForbiddenError('Invalid signature.');
+  request.merchantClientId = clientId;
+}
+
+/** `merchant_identifier` → the caller's merchant: unknown → 400, another application's → 403. */
+export async function callerMerchant(db: Kysely<DB>, clientId: number, identifier: string): Promise<MerchantRow> {
+  const merchant = await findMerchantByIdentifier(db, identifier);
+  if (!merchant) throw ValidationError.field('merchant_identifier', 'The selected merchant_identifier is invalid.');
+  if (merchant.app_id !== clientId) throw new ForbiddenError('This merchant does not belong to your application.');
+  return merchant;
+}

@@ -1,0 +1,24 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { MerchantRow } from './merchants.table.js';
+
+type Db = Kysely<DB>;
+
+export async function insertMerchant(db: Db, row: { app_id: number; identifier: string; name: string }): Promise<MerchantRow> {
+  const now = Date.now();
+  return db.insertInto('merchants').values({ ...row, created_at: now, updated_at: now }).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findMerchantByIdentifier(db: Db, identifier: string): Promise<MerchantRow | undefined> {
+  return db.selectFrom('merchants').selectAll().where('identifier', '=', identifier).executeTakeFirst();
+}
+
+export async function findMerchantById(db: Db, id: number): Promise<MerchantRow | undefined> {
+  return db.selectFrom('merchants').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function listMerchants(db: Db, appId?: number): Promise<MerchantRow[]> {
+  let query = db.selectFrom('merchants').selectAll().orderBy('id');
+  if (appId !== undefined) query = query.where('app_id', '=', appId);
+  return query.execute();
+}

@@ -1,0 +1,89 @@
+import { sql, type Kysely } from 'kysely';
+import { dialectOf } from '../../db/dialect.js';
+import type { DB } from '../../db/schema.js';
+
+type Work<T> = (tx: Kysely<DB>) => Promise<T>;
+
+interface Job {
+  work: Work<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit for SQLite. Every sale must be durable before we answer (synchronous=FULL: one fsync
+ * per COMMIT), and a disk does a few thousand fsyncs a second at best — so writes that arrive
+ * together share one transaction. Each job runs inside its own SAVEPOINT: a job that throws is
+ * rolled back alone and gets its error; the others commit. Nobody's promise settles before the
+ * COMMIT that made their write durable has returned.
+ *
+ * Jobs must do all their I/O through the `tx` they are given (SQLite has one connection; using the
+ * outer handle inside a job would wait for the very transaction it runs in).
+ */
+export class WriteBatcher {
+  readonly #queue: Job[] = [];
+  #scheduled = false;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly maxBatch = 256,
+  ) {}
+
+  run<T>(work: Work<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => void this.#flush());
+      }
+    });
+  }
+
+  async #flush(): Promise<void> {
+    const jobs = this.#queue.splice(0, this.maxBatch);
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      await this.db.transaction().execute(async (tx) => {
+        for (const job of jobs) {
+          await sql`savepoint job`.execute(tx);
+          try {
+            const value = await job.work(tx);
+            await sql`release savepoint job`.execute(tx);
+            outcomes.push({ ok: true, value });
+          } catch (error) {
+            await sql`rollback to savepoint job`.execute(tx);
+            await sql`release savepoint job`.execute(tx);
+            outcomes.push({ ok: false, error });
+          }
+        }
+      });
+      jobs.forEach((job, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) job.resolve(outcome.value);
+        else job.reject(outcome.error);
+      });
+    } catch (error) {
+      for (const job of jobs) job.reject(error);
+    } finally {
+      if (this.#queue.length) setImmediate(() => void this.#flush());
+      else this.#scheduled = false;
+    }
+  }
+}
+
+const batchers = new WeakMap<Kysely<DB>, WriteBatcher>();
+
+/**
+ * Runs `work` in a transaction that has committed when the promise resolves: batched with other
+ * writers on SQLite, its own transaction on PostgreSQL (which group-commits concurrent
+ * transactions itself).
+ */
+export function durableWrite<T>(db: Kysely<DB>, work: Work<T>): Promise<T> {
+  if (dialectOf(db) === 'postgres') return db.transaction().execute(work);
+  let batcher = batchers.get(db);
+  if (!batcher) {
+    batcher = new WriteBatcher(db);
+    batchers.set(db, batcher);
+  }
+  return batcher.run(work);
+}
