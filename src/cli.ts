@@ -9,6 +9,7 @@ import { DomainError, ValidationError } from './domain/errors.js';
 import { createAccount, findUserByRef } from './modules/accounts/accounts.service.js';
 import { toUserSummary } from './modules/accounts/accounts.resource.js';
 import { createApp, setMerchandiseAccess } from './modules/apps/apps.service.js';
+import { createMerchant } from './modules/merchants/merchants.service.js';
 import { listRates } from './modules/currencies/currencies.repository.js';
 import { setRate } from './modules/currencies/currencies.service.js';
 import { randomDonation } from './modules/donations/donations.sandbox.js';
@@ -124,6 +125,16 @@ export function buildCli(): Command {
         print({ client_id: clientId, merchandise_access: opts.revoke ? 0 : 1 });
       }),
     );
+
+  program
+    .command('merchant')
+    .description('Merchandise API merchants (administrators).')
+    .command('create')
+    .description('Create a merchant of an application; prints it as JSON. Grant the application access with `app merchandise-access`.')
+    .requiredOption('--app <client_id>', 'the application (client_id) the merchant belongs to', positiveInt)
+    .requiredOption('--identifier <identifier>', 'merchant_identifier used in requests (unique)')
+    .requiredOption('--name <name>', 'merchant name shown in merchandise')
+    .action((opts) => withDatabase(async ({ db }) => print(await createMerchant(db, { clientId: opts.app, identifier: opts.identifier, name: opts.name }))));
 
   const donation = program.command('donation').description('Donations.');
   donation

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { formatDateTime } from '../../domain/datetime.js';
+import { balanceOf } from '../balances/balances.repository.js';
 import type { UserRow } from './accounts.table.js';
 
 /** Spec §2 "User profile" plus the INTEROP §2 extras (`is_active`, `language`). */
@@ -33,7 +34,7 @@ export function toProfileResource(user: UserRow, publicUrl: string, socketConnec
 }
 
 /** What `openalerts user create|show` prints. Later features add their figures (balance). */
-export async function toUserSummary(_db: Kysely<DB>, user: UserRow): Promise<Record<string, unknown>> {
+export async function toUserSummary(db: Kysely<DB>, user: UserRow): Promise<Record<string, unknown>> {
   return {
     id: user.id,
     email: user.email,
@@ -44,6 +45,7 @@ export async function toUserSummary(_db: Kysely<DB>, user: UserRow): Promise<Rec
     language: user.language,
     currency: user.currency,
     merchandise_promocode: user.merchandise_promocode,
+    balance: await balanceOf(db, user.id),
     created_at: formatDateTime(user.created_at),
   };
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
+import { formatDateTime } from '../../domain/datetime.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { findApp } from '../apps/apps.service.js';
 import { findMerchantByIdentifier, insertMerchant, listMerchants } from './merchants.repository.js';
@@ -12,7 +13,7 @@ export interface MerchantView {
   client_id: number;
   identifier: string;
   name: string;
-  created_at: number;
+  created_at: string;
 }
 
 export const MERCHANT_LIMITS = { identifier: 32, name: 100 } as const;
@@ -20,7 +21,7 @@ export const MERCHANT_LIMITS = { identifier: 32, name: 100 } as const;
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 export function toMerchantView(row: MerchantRow): MerchantView {
-  return { id: row.id, client_id: row.app_id, identifier: row.identifier, name: row.name, created_at: row.created_at };
+  return { id: row.id, client_id: row.app_id, identifier: row.identifier, name: row.name, created_at: formatDateTime(row.created_at) };
 }
 
 /**
