@@ -15,9 +15,9 @@ export interface ApiFixture {
   close(): Promise<void>;
 }
 
-/** A real app with one streamer, one client application and an all-scopes token. */
+/** A real app with one streamer, one client application and an all-scopes token; no rate limit unless `env` sets one. */
 export async function apiFixture(options: { dialect?: Dialect; env?: Record<string, string> } = {}): Promise<ApiFixture> {
-  const t = await buildTestApp({ dialect: options.dialect, env: { PUBLIC_URL: 'https://alerts.example.test', ...options.env } });
+  const t = await buildTestApp({ dialect: options.dialect, env: { PUBLIC_URL: 'https://alerts.example.test', RATE_LIMIT_PER_MINUTE: '1000000', ...options.env } });
   const user = await makeUser(t.database.db);
   const { app: client } = await makeApp(t, user.id);
   const tokenWith = (scopes: string[], opts: { userId?: number | null; clientId?: number } = {}) =>

@@ -32,7 +32,7 @@ const HOST_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
  * backslashes). Null when fine, else the reason.
  */
 export function httpUrlProblem(value: string): string | null {
-  if (!/^https?:\/\//i.test(value) || /[\s\u0000-\u001f\u007f\\]/u.test(value)) return 'must be a valid http or https URL';
+  if (!/^https?:\/\/[^/]/i.test(value) || /[\s\u0000-\u001f\u007f\\]/u.test(value)) return 'must be a valid http or https URL';
   let parsed: URL;
   try {
     parsed = new URL(value);
