@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { Broker, PublishOptions } from './broker.js';
 import { Client, type ClientContext } from './client.js';
 import { DisconnectShutdown } from './disconnect.js';
@@ -41,6 +41,19 @@ const RECOVERABLE_PREFIXES = ['$alerts:', '$goals:', '$polls:', '$widget:'];
 
 export function defaultRecoverableChannel(channel: string): boolean {
   return RECOVERABLE_PREFIXES.some((p) => channel.startsWith(p));
+}
+
+// Socket listeners are shared functions, not per-connection closures (≤ 8 KB per idle connection).
+const kClient = Symbol('client');
+type Socket = WebSocket & { [kClient]: Client };
+function onMessage(this: WebSocket, data: RawData): void {
+  (this as Socket)[kClient].handleFrame(data.toString());
+}
+function onPong(this: WebSocket): void {
+  (this as Socket)[kClient].handlePong();
+}
+function onClose(this: WebSocket): void {
+  (this as Socket)[kClient].closed();
 }
 
 const NO_HISTORY: PublishOptions = { historySize: 0, historyTtlMs: 0, historyMetaTtlMs: 0 };
@@ -138,15 +151,11 @@ export class RealtimeNode {
     }
     const client = new Client(this.ctx, new WsTransport(ws), forceV2);
     this.clients.add(client);
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      client.handleFrame(isBinary ? data.toString('utf8') : data.toString());
-    });
-    ws.on('pong', () => client.handlePong());
-    ws.on('close', () => client.closed());
-    ws.on('error', (err) => {
-      this.logger.debug?.({ err }, 'realtime: socket error');
-      client.closed();
-    });
+    (ws as Socket)[kClient] = client;
+    ws.on('message', onMessage);
+    ws.on('pong', onPong);
+    ws.on('close', onClose);
+    ws.on('error', onClose);
   }
 
   /** Publishes to every subscriber on every node; the payload is JSON-encoded once, here. */
