@@ -53,3 +53,9 @@ export async function createMerchant(db: Kysely<DB>, input: { clientId: number; 
 export async function listMerchantViews(db: Kysely<DB>, clientId?: number): Promise<MerchantView[]> {
   return (await listMerchants(db, clientId)).map(toMerchantView);
 }
+
+/** Every application with its Merchandise API access flag (administrators' page). */
+export async function listAppsWithAccess(db: Kysely<DB>): Promise<Array<{ client_id: number; name: string; owner_id: number; merchandise_access: number }>> {
+  const rows = await db.selectFrom('apps').select(['id', 'name', 'owner_id', 'merchandise_access']).orderBy('id').execute();
+  return rows.map((r) => ({ client_id: r.id, name: r.name, owner_id: r.owner_id, merchandise_access: r.merchandise_access }));
+}
