@@ -77,8 +77,8 @@ export class RawClient {
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   }
 
-  static async open(url: string): Promise<RawClient> {
-    const ws = new WebSocket(url);
+  static async open(url: string, opts?: WebSocket.ClientOptions): Promise<RawClient> {
+    const ws = new WebSocket(url, opts);
     await once(ws, 'open');
     return new RawClient(ws);
   }

@@ -36,11 +36,8 @@ describe('legacy protocol (centrifuge-js 2.x / Centrifugo v2 JSON)', () => {
     const token = await signChannelToken(SECRET, { client: conn.result.client, channel });
     c.send({ params: { channel, token }, method: 1, id: 2 });
     const sub = await c.next();
-    assert.equal(sub.id, 2);
-    assert.equal(sub.result.recoverable, true);
     assert.equal(typeof sub.result.epoch, 'string');
-    assert.equal(sub.result.offset, 0);
-    assert.equal(sub.result.seq, 0);
+    assert.deepEqual(sub, { id: 2, result: { recoverable: true, epoch: sub.result.epoch, offset: 0, seq: 0 } });
     const join = await c.next();
     assert.deepEqual(join, { result: { type: 1, channel, data: { info: { user: '42', client: conn.result.client } } } });
 
@@ -162,6 +159,31 @@ describe('legacy protocol (centrifuge-js 2.x / Centrifugo v2 JSON)', () => {
     }
   });
 
+  test('server pings are WebSocket ping frames; an unanswered one closes with 3012', async () => {
+    const t = await startServer({ pingIntervalMs: 200, pongTimeoutMs: 200 });
+    try {
+      const open = async (autoPong: boolean): Promise<{ c: RawClient; pings: () => number }> => {
+        const c = await RawClient.open(t.wsUrl, { autoPong });
+        let pings = 0;
+        c.ws.on('ping', () => pings++);
+        c.send({ params: { token: await signConnectionToken(SECRET, '1') }, id: 1 });
+        await c.next();
+        return { c, pings: () => pings };
+      };
+      const answering = await open(true);
+      const silent = await open(false);
+      const closed = await silent.c.closed;
+      assert.equal(closed.code, 3012);
+      assert.deepEqual(closeReason(closed), { reason: 'no pong', reconnect: true });
+      await sleep(300);
+      assert.ok(answering.pings() >= 2, `pings: ${answering.pings()}`);
+      assert.equal(answering.c.ws.readyState, 1);
+      answering.c.close();
+    } finally {
+      await t.close();
+    }
+  });
+
   test('recovery after reconnect: missed publications oldest first, by offset and by seq/gen', async () => {
     const channel = '$alerts:donation_77';
     const first = await connected('77');
@@ -198,6 +220,14 @@ describe('legacy protocol (centrifuge-js 2.x / Centrifugo v2 JSON)', () => {
     assert.equal(r.result.recovered, false);
     assert.equal(r.result.publications, undefined);
     assert.equal(r.result.offset, 3);
+    assert.equal((await other.c.next()).result.type, 1);
+    // HISTORY (6) of a subscribed channel, from a position.
+    other.c.send({ method: 6, id: 3, params: { channel, since: { offset: 1, epoch: sub.result.epoch } } });
+    const h = await other.c.next();
+    assert.deepEqual(h, {
+      id: 3,
+      result: { epoch: sub.result.epoch, offset: 3, publications: [{ data: { n: 2 }, offset: 2, seq: 2 }, { data: { n: 3 }, offset: 3, seq: 3 }] },
+    });
     other.c.close();
   });
 
