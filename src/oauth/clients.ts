@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
-import { appSecret, findApp } from '../modules/apps/apps.service.js';
+import { appSecret } from '../modules/apps/apps.service.js';
 import type { AppRow } from '../modules/apps/apps.table.js';
 import { safeEqual } from '../security/crypto.js';
 
@@ -16,14 +16,21 @@ export interface OAuthClient {
 }
 
 export async function loadClient(db: Kysely<DB>, clientId: number): Promise<OAuthClient | undefined> {
-  const row = await findApp(db, clientId);
-  if (!row) return undefined;
-  const publicRow = await db.selectFrom('oauth_public_clients').select('client_id').where('client_id', '=', clientId).executeTakeFirst();
+  if (!Number.isSafeInteger(clientId) || clientId <= 0) return undefined;
+  const found = await db
+    .selectFrom('apps')
+    .leftJoin('oauth_public_clients as pc', 'pc.client_id', 'apps.id')
+    .selectAll('apps')
+    .select('pc.client_id as public_client_id')
+    .where('apps.id', '=', clientId)
+    .executeTakeFirst();
+  if (!found) return undefined;
+  const { public_client_id, ...row } = found;
   return {
     id: row.id,
     name: row.name,
     redirectUris: JSON.parse(row.redirect_uris) as string[],
-    isPublic: publicRow !== undefined,
+    isPublic: public_client_id !== null,
     merchandiseAccess: row.merchandise_access === 1,
     row,
   };
