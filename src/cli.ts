@@ -26,11 +26,11 @@ function config(): Readonly<Config> {
 }
 
 /** Opens the same database `serve` uses (migrating it), runs `fn`, closes it. */
-async function withDatabase<T>(fn: (database: Database, cfg: Readonly<Config>) => Promise<T>): Promise<T> {
+async function withDatabase<T>(fn: (database: Database, cfg: Readonly<Config>) => Promise<T>, migrate = true): Promise<T> {
   const cfg = config();
   const database = createDatabase(cfg.database);
   try {
-    await migrateToLatest(database.db);
+    if (migrate) await migrateToLatest(database.db);
     return await fn(database, cfg);
   } finally {
     await database.close();
@@ -71,7 +71,7 @@ export function buildCli(): Command {
       withDatabase(async (database) => {
         const results = await migrateToLatest(database.db);
         print({ applied: results.filter((r) => r.status === 'Success').map((r) => r.migrationName), dialect: database.dialect });
-      }),
+      }, false),
     );
 
   const user = program.command('user').description('Manage streamer accounts.');

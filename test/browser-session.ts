@@ -1,0 +1,35 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+
+/**
+ * A browser-like client over `app.inject`: keeps cookies, follows nothing by itself, and fills in
+ * CSRF tokens from the last form it saw — so page tests post exactly what a browser would.
+ */
+export class BrowserSession {
+  readonly cookies = new Map<string, string>();
+  lastCsrf: string | null = null;
+
+  constructor(private readonly app: FastifyInstance) {}
+
+  async request(options: InjectOptions): Promise<LightMyRequestResponse> {
+    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const response = await this.app.inject({ ...options, headers: { ...(options.headers ?? {}), ...(cookie ? { cookie } : {}) } });
+    for (const c of response.cookies as { name: string; value: string; maxAge?: number; expires?: Date }[]) {
+      if (c.value === '' || (c.expires && c.expires.getTime() < Date.now()) || c.maxAge === 0) this.cookies.delete(c.name);
+      else this.cookies.set(c.name, c.value);
+    }
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(response.body);
+    if (csrf) this.lastCsrf = csrf[1]!;
+    return response;
+  }
+
+  get(url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+    return this.request({ method: 'GET', url, headers: { accept: 'text/html', ...headers } });
+  }
+
+  /** Posts a form the way a browser does, with the CSRF token of the last page unless given. */
+  postForm(url: string, fields: Record<string, string>, withCsrf = true): Promise<LightMyRequestResponse> {
+    const body = new URLSearchParams(fields);
+    if (withCsrf && !('_csrf' in fields) && this.lastCsrf) body.set('_csrf', this.lastCsrf);
+    return this.request({ method: 'POST', url, payload: body.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' } });
+  }
+}

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { tempDir } from '../helper.js';
+import { runCli, startServerProcess } from '../process.js';
+
+test('a fresh start answers /healthz with no set-up; a second start reuses secrets and data', async () => {
+  const dataDir = tempDir();
+  const env = { DATA_DIR: dataDir };
+  const first = await startServerProcess(env);
+  try {
+    assert.match(first.output(), /OpenAlerts is running: open http:\/\/localhost:\d+\/ to sign up/);
+    assert.match(first.output(), /new secret key written/);
+    const ready = await fetch(`${first.url}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.ok(fs.existsSync(path.join(dataDir, 'openalerts.sqlite')));
+  } finally {
+    assert.equal(await first.stop(), 0, 'SIGTERM shuts down cleanly');
+  }
+  const key = fs.readFileSync(path.join(dataDir, 'secret.key'), 'utf8');
+  assert.equal(fs.statSync(path.join(dataDir, 'secret.key')).mode & 0o777, 0o600);
+
+  // Users, applications and donations written by one process survive into the next.
+  const user = JSON.parse((await runCli(['user', 'create', '--email', 'keep@example.test', '--password', 'a long passphrase', '--name', 'Keeper'], env)).stdout);
+  const app = JSON.parse((await runCli(['app', 'create', '--owner', 'keep@example.test', '--name', 'Kept', '--redirect-uri', 'https://kept.example/cb'], env)).stdout);
+  await runCli(['donation', 'simulate', '--user', 'keeper', '--amount', '3', '--currency', 'EUR'], env);
+
+  const second = await startServerProcess(env);
+  try {
+    assert.doesNotMatch(second.output(), /new secret key written/);
+    assert.equal(fs.readFileSync(path.join(dataDir, 'secret.key'), 'utf8'), key);
+    // The log-in works against the restarted server: the account survived.
+    const login = await fetch(`${second.url}/login`);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await login.text())![1]!;
+    const cookies = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const res = await fetch(`${second.url}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookies },
+      body: new URLSearchParams({ _csrf: csrf, email: 'keep@example.test', password: 'a long passphrase' }),
+    });
+    assert.equal(res.status, 303);
+  } finally {
+    await second.stop();
+  }
+  const shown = JSON.parse((await runCli(['user', 'show', String(user.id)], env)).stdout);
+  assert.equal(shown.email, 'keep@example.test');
+  assert.ok(app.client_id > 0);
+});
+
+test('invalid configuration stops the start with a message naming the variable', async () => {
+  const res = await runCli(['serve'], { DATA_DIR: tempDir(), PORT: 'eighty' });
+  assert.notEqual(res.code, 0);
+  assert.match(res.stderr, /Invalid PORT: "eighty" is not a whole number/);
+  assert.equal(res.stderr.includes('    at '), false, 'no stack trace');
+});
