@@ -43,6 +43,12 @@ export class WriteBatcher {
     const jobs = this.#queue.splice(0, this.maxBatch);
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
+      if (jobs.length === 1) {
+        // Alone in its transaction: the rollback of the whole transaction is the job's rollback.
+        const job = jobs[0]!;
+        await this.db.transaction().execute(job.work).then(job.resolve, job.reject);
+        return;
+      }
       await this.db.transaction().execute(async (tx) => {
         for (const job of jobs) {
           await sql`savepoint job`.execute(tx);
