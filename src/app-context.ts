@@ -5,6 +5,7 @@ import type { Database } from './db/database.js';
 import type { DB } from './db/schema.js';
 import type { UserRow } from './modules/accounts/accounts.table.js';
 import type { TokenStore } from './oauth/token-store.js';
+import type { Realtime } from './realtime/setup.js';
 
 /** What every route and service needs from the running app; built once in buildApp. */
 export interface AppContext {
@@ -14,6 +15,8 @@ export interface AppContext {
   db: Kysely<DB>;
   /** OAuth tokens: issue, verify (cached), revoke. */
   tokens: TokenStore;
+  /** WebSocket node, its broker and the outbox relay feeding it. */
+  realtime: Realtime;
 }
 
 declare module 'fastify' {

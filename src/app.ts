@@ -13,6 +13,7 @@ import { healthRoutes } from './http/health.routes.js';
 import { registerJsonContentType } from './http/json-content-type.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { TokenStore } from './oauth/token-store.js';
+import { setUpRealtime } from './realtime/setup.js';
 import { errorPage } from './web/layout.js';
 import { webRoutes } from './web/routes.js';
 import { registerSessions } from './web/session.js';
@@ -45,9 +46,11 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
 
   const tokens = new TokenStore(database.db, { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl });
-  const ctx: AppContext = { config, secrets, database, db: database.db, tokens };
-  app.decorate('ctx', ctx);
+  // Registered first so it runs last: the database outlives everything that uses it on close.
   if (ownsDatabase) app.addHook('onClose', async () => database.close());
+  const realtime = await setUpRealtime(app, config, database, tokens, secrets.realtimeTokenSecret);
+  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime };
+  app.decorate('ctx', ctx);
 
   registerErrorHandler(app, errorPage);
   registerJsonContentType(app);

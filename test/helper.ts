@@ -91,6 +91,8 @@ export interface TestApp {
   app: FastifyInstance;
   config: Readonly<Config>;
   database: Database;
+  /** Environment for a CLI or server process sharing this app's database and data directory. */
+  env: Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function buildTestApp(options: { dialect?: Dialect; env?: Record<st
     app,
     config,
     database: testDb.database,
+    env: { ...testDb.env, DATA_DIR: config.dataDir },
     async close() {
       await app.close();
       await testDb.drop();

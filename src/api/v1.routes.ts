@@ -4,6 +4,7 @@ import { profileRoutes } from '../modules/accounts/profile.routes.js';
 import { customAlertRoutes } from '../modules/custom-alerts/custom-alerts.routes.js';
 import { donationRoutes } from '../modules/donations/donations.routes.js';
 import { merchandiseRoutes } from '../modules/merchandise/merchandise.routes.js';
+import { centrifugeSubscribeRoutes } from '../realtime/subscribe.routes.js';
 import { declaredBodyLimit } from './body-limit.js';
 import { apiRateLimit } from './rate-limit.js';
 
@@ -21,4 +22,5 @@ export async function apiV1Routes(app: FastifyInstance): Promise<void> {
   await app.register(donationRoutes);
   await app.register(customAlertRoutes);
   await app.register(merchandiseRoutes);
+  await app.register(centrifugeSubscribeRoutes);
 }

@@ -15,6 +15,8 @@ export interface Config {
   dataDir: string;
   database: DatabaseConfig;
   redisUrl: string | null;
+  /** Namespaces every Redis key and pub/sub channel, so deployments can share one Redis. */
+  redisPrefix: string;
   logLevel: LogLevel;
   /** Seconds. INTEROP: existing clients live with one-year access tokens. */
   accessTokenTtl: number;
@@ -89,6 +91,8 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError('REDIS_URL', 'must start with redis:// or rediss://.');
   }
+  const redisPrefix = env.REDIS_PREFIX ?? 'openalerts';
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(redisPrefix)) throw new ConfigError('REDIS_PREFIX', 'use 1–64 letters, digits, dots, dashes, colons or underscores.');
   for (const key of ['SECRET_KEY', 'REALTIME_TOKEN_SECRET'] as const) {
     const value = env[key];
     if (value !== undefined && value.length < 32) {
@@ -103,6 +107,7 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
     dataDir,
     database: databaseConfig(env, dataDir),
     redisUrl,
+    redisPrefix,
     logLevel,
     accessTokenTtl: integer(env, 'ACCESS_TOKEN_TTL', 365 * 24 * 3600, 60, 10 * 365 * 24 * 3600),
     refreshTokenTtl: integer(env, 'REFRESH_TOKEN_TTL', 2 * 365 * 24 * 3600, 60, 10 * 365 * 24 * 3600),

@@ -6,6 +6,7 @@ export interface RawEnv {
   DATA_DIR?: string;
   DATABASE_URL?: string;
   REDIS_URL?: string;
+  REDIS_PREFIX?: string;
   LOG_LEVEL?: string;
   SECRET_KEY?: string;
   REALTIME_TOKEN_SECRET?: string;
@@ -18,7 +19,7 @@ export interface RawEnv {
 }
 
 export const ENV_KEYS = [
-  'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'LOG_LEVEL', 'SECRET_KEY',
+  'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'LOG_LEVEL', 'SECRET_KEY',
   'REALTIME_TOKEN_SECRET', 'ACCESS_TOKEN_TTL', 'REFRESH_TOKEN_TTL', 'RATE_LIMIT_PER_MINUTE',
   'HISTORY_SIZE', 'HISTORY_TTL', 'NODE_ENV',
 ] as const satisfies readonly (keyof RawEnv)[];

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, SqliteDialect, SqliteDriver, type DatabaseConnection, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import type { DB } from './schema.js';
@@ -12,6 +12,11 @@ export type Tx = Transaction<DB>;
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
+  /**
+   * Calls `listener` after every transaction this process commits. The outbox relay uses it to
+   * publish at once instead of waiting for its next poll.
+   */
+  onCommit(listener: () => void): () => void;
   /** True when the database answers a trivial query (used by /readyz). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -27,20 +32,61 @@ pg.types.setTypeParser(20, (value) => Number(value));
  * out busy_timeout. BEGIN IMMEDIATE takes the write lock up front and so waits its turn.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(config: ConstructorParameters<typeof SqliteDriver>[0], private readonly committed: () => void) {
+    super(config);
+  }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.commitTransaction(connection);
+    this.committed();
   }
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
-  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0], private readonly committed: () => void) {
     super(config);
     this.#config = config;
   }
   override createDriver() {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#config, this.committed);
   }
+}
+
+class NotifyingPostgresDriver extends PostgresDriver {
+  constructor(config: ConstructorParameters<typeof PostgresDriver>[0], private readonly committed: () => void) {
+    super(config);
+  }
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.commitTransaction(connection);
+    this.committed();
+  }
+}
+
+class NotifyingPostgresDialect extends PostgresDialect {
+  readonly #config: ConstructorParameters<typeof PostgresDialect>[0];
+  constructor(config: ConstructorParameters<typeof PostgresDialect>[0], private readonly committed: () => void) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver() {
+    return new NotifyingPostgresDriver(this.#config, this.committed);
+  }
+}
+
+function commitListeners() {
+  const listeners = new Set<() => void>();
+  return {
+    fire: () => {
+      for (const listener of listeners) listener();
+    },
+    add(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
 }
 
 export function openSqlite(file: string): SQLite.Database {
@@ -56,12 +102,14 @@ export function openSqlite(file: string): SQLite.Database {
 }
 
 export function createDatabase(config: DatabaseConfig): Database {
+  const commits = commitListeners();
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
-    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
+    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: sqlite }, commits.fire) });
     return {
       db,
       dialect: 'sqlite',
+      onCommit: commits.add,
       async ping() {
         try {
           sqlite.prepare('select 1').get();
@@ -80,10 +128,11 @@ export function createDatabase(config: DatabaseConfig): Database {
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new NotifyingPostgresDialect({ pool }, commits.fire) });
   return {
     db,
     dialect: 'postgres',
+    onCommit: commits.add,
     async ping() {
       try {
         await pool.query('select 1');

@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Database } from '../../db/database.js';
+
+type Logger = { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
+
+export interface OutboxRelayOptions {
+  /** Idle poll period: rows written by another process (the CLI, another node) go out within it. */
+  pollMs?: number;
+  batchSize?: number;
+  /** SQLite: a claim older than this belongs to a node that died mid-publish and is taken over. */
+  claimTimeoutMs?: number;
+  /** Published rows are kept this long (for inspection), then deleted. */
+  retentionMs?: number;
+  logger?: Logger;
+}
+
+interface PendingRow {
+  id: number;
+  channel: string;
+  payload: string;
+}
+
+// Any constant works; it names "the outbox drainer" among PostgreSQL advisory locks.
+const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
+
+/**
+ * Publishes outbox rows after commit, in id order, at least once (DESIGN "Every change is durable
+ * before we answer"). Whoever wrote the row, a running server publishes it: commits in this
+ * process wake the relay at once; rows from other processes are found by the idle poll.
+ *
+ * Exactly one node publishes a row: on PostgreSQL the drainer holds a transaction-scoped advisory
+ * lock while it publishes and marks a batch, so batches never interleave across nodes and order per
+ * channel is kept; on SQLite a single UPDATE … RETURNING claims rows atomically. A crash after
+ * publishing but before marking re-publishes on the next start; subscribers de-duplicate by offset.
+ */
+export class OutboxRelay {
+  readonly nodeId = randomUUID();
+  readonly #database: Database;
+  readonly #publish: (channel: string, payload: string) => Promise<unknown>;
+  readonly #opts: Required<Omit<OutboxRelayOptions, 'logger'>> & { logger?: Logger };
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<void> | null = null;
+  #again = false;
+  #stopped = true;
+  #unsubscribe: (() => void) | null = null;
+  #lastCleanup = 0;
+
+  constructor(database: Database, publish: (channel: string, payload: string) => Promise<unknown>, opts: OutboxRelayOptions = {}) {
+    this.#database = database;
+    this.#publish = publish;
+    this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, ...opts };
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#unsubscribe = this.#database.onCommit(() => this.kick());
+    this.#schedule(0);
+  }
+
+  /** Drain soon; coalesces bursts of commits into one round. */
+  kick(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#unsubscribe?.();
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+
+  /** One full drain (all pending rows); returns how many were published. Used by tests too. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const published = this.#database.dialect === 'postgres' ? await this.#roundPostgres() : await this.#roundSqlite();
+      total += published;
+      if (published < this.#opts.batchSize) return total;
+    }
+  }
+
+  #schedule(delay: number): void {
+    if (this.#stopped) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#run(), delay);
+    this.#timer.unref();
+  }
+
+  #run(): void {
+    this.#timer = null;
+    if (this.#running || this.#stopped) return;
+    this.#again = false;
+    let failed = false;
+    this.#running = (async () => {
+      let published = 0;
+      try {
+        published = await this.drain();
+        await this.#cleanup();
+      } catch (err) {
+        failed = true;
+        this.#opts.logger?.error({ err }, 'outbox relay: publishing failed; will retry');
+      }
+      this.#running = null;
+      // A commit that arrived mid-round may have missed it. Our own PostgreSQL commit also
+      // signals, so only go again when the round did something (the idle poll covers the rest).
+      const again = this.#again && published > 0 && !failed;
+      this.#schedule(again ? 0 : failed ? this.#opts.pollMs * 10 : this.#opts.pollMs);
+    })();
+  }
+
+  async #roundSqlite(): Promise<number> {
+    const db = this.#database.db;
+    const now = Date.now();
+    const claimed = await sql<PendingRow>`
+      update outbox set claimed_by = ${this.nodeId}, claimed_at = ${now}
+      where id in (
+        select id from outbox
+        where published_at is null and (claimed_by is null or claimed_at < ${now - this.#opts.claimTimeoutMs})
+        order by id limit ${this.#opts.batchSize}
+      )
+      returning id, channel, payload`.execute(db);
+    const rows = claimed.rows.sort((a, b) => a.id - b.id);
+    if (rows.length === 0) return 0;
+    let done = 0;
+    try {
+      for (const row of rows) {
+        await this.#publish(row.channel, row.payload);
+        done++;
+      }
+    } finally {
+      const ids = rows.map((r) => r.id);
+      const publishedIds = ids.slice(0, done);
+      if (publishedIds.length) await db.updateTable('outbox').set({ published_at: Date.now() }).where('id', 'in', publishedIds).execute();
+      const unpublished = ids.slice(done);
+      if (unpublished.length) await db.updateTable('outbox').set({ claimed_by: null, claimed_at: null }).where('id', 'in', unpublished).execute();
+    }
+    return done;
+  }
+
+  async #roundPostgres(): Promise<number> {
+    return this.#database.db.transaction().execute(async (tx) => {
+      const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}) as locked`.execute(tx);
+      if (!lock.rows[0]?.locked) return 0; // another node is draining; it takes these rows
+      const rows = await tx.selectFrom('outbox').select(['id', 'channel', 'payload']).where('published_at', 'is', null).orderBy('id').limit(this.#opts.batchSize).execute();
+      if (rows.length === 0) return 0;
+      for (const row of rows) await this.#publish(row.channel, row.payload);
+      const now = Date.now();
+      await tx.updateTable('outbox').set({ published_at: now, claimed_by: this.nodeId, claimed_at: now }).where('id', 'in', rows.map((r) => r.id)).execute();
+      return rows.length;
+    });
+  }
+
+  async #cleanup(): Promise<void> {
+    const now = Date.now();
+    if (now - this.#lastCleanup < 60_000) return;
+    this.#lastCleanup = now;
+    await this.#database.db.deleteFrom('outbox').where('published_at', '<', now - this.#opts.retentionMs).execute();
+  }
+}

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/config.js';
+import type { Database } from '../db/database.js';
+import { OutboxRelay } from '../modules/outbox/outbox.relay.js';
+import { RevocationBus } from '../oauth/revocation-bus.js';
+import type { TokenStore } from '../oauth/token-store.js';
+import type { Broker } from './broker.js';
+import { MemoryBroker } from './broker-memory.js';
+import { RedisBroker } from './broker-redis.js';
+import { RealtimeNode } from './node.js';
+
+export const REALTIME_VERSION = 'openalerts 0.1';
+
+export interface Realtime {
+  node: RealtimeNode;
+  broker: Broker;
+  relay: OutboxRelay;
+}
+
+/**
+ * Wires the real-time node into the app: one broker (memory, or Redis when REDIS_URL is set), the
+ * WebSocket endpoint on the app's own HTTP server, the outbox relay that feeds it, and the Redis
+ * bus that carries token revocations to the other nodes. Lifecycle: the relay starts when the app
+ * is ready; on close, clients get 3001 (reconnect) first, then the relay and broker stop.
+ */
+export async function setUpRealtime(app: FastifyInstance, config: Readonly<Config>, database: Database, tokens: TokenStore, tokenSecret: string): Promise<Realtime> {
+  const broker: Broker = config.redisUrl ? new RedisBroker({ url: config.redisUrl, prefix: `${config.redisPrefix}.rt`, logger: app.log }) : new MemoryBroker();
+  const node = new RealtimeNode({
+    tokenSecret,
+    broker,
+    version: REALTIME_VERSION,
+    logger: app.log,
+    history: { size: config.historySize, ttlMs: config.historyTtl * 1000 },
+  });
+  node.attach(app.server);
+  // Payloads are stored as JSON text; the node encodes once per publish.
+  const relay = new OutboxRelay(database, (channel, payload) => node.publish(channel, JSON.parse(payload)), { logger: app.log });
+  const bus = config.redisUrl ? await RevocationBus.connect(tokens, config.redisUrl, config.redisPrefix, app.log) : null;
+
+  app.addHook('onReady', async () => relay.start());
+  app.addHook('preClose', async () => {
+    await node.shutdown();
+  });
+  app.addHook('onClose', async () => {
+    await relay.stop();
+    await bus?.close();
+    await broker.close();
+  });
+  return { node, broker, relay };
+}
