@@ -147,7 +147,8 @@ export class OutboxRelay {
 
   async #roundPostgres(): Promise<number> {
     return this.#database.db.transaction().execute(async (tx) => {
-      const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}) as locked`.execute(tx);
+      // Keyed by schema too, so deployments sharing one PostgreSQL server never wait for each other.
+      const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked`.execute(tx);
       if (!lock.rows[0]?.locked) return 0; // another node is draining; it takes these rows
       const rows = await tx.selectFrom('outbox').select(['id', 'channel', 'payload']).where('published_at', 'is', null).orderBy('id').limit(this.#opts.batchSize).execute();
       if (rows.length === 0) return 0;
