@@ -11,6 +11,7 @@ import { registerBodyParsers } from './http/body-parsers.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { registerJsonContentType } from './http/json-content-type.js';
+import { goalsAndPolls } from './modules/goals/goals.plugin.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { TokenStore } from './oauth/token-store.js';
 import { setUpRealtime } from './realtime/setup.js';
@@ -67,5 +68,6 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await app.register(healthRoutes);
   await app.register(webRoutes);
   await app.register(oauthRoutes);
+  await app.register(goalsAndPolls);
   return app;
 }

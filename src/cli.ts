@@ -14,6 +14,8 @@ import { listRates } from './modules/currencies/currencies.repository.js';
 import { setRate } from './modules/currencies/currencies.service.js';
 import { randomDonation } from './modules/donations/donations.sandbox.js';
 import { createDonation } from './modules/donations/donations.service.js';
+import { registerGoalCommands } from './modules/goals/goals.cli.js';
+import { randomPollOption, registerPollCommands } from './modules/polls/polls.cli.js';
 import { startServer } from './server.js';
 
 /** Commands that create or show something print one JSON object on stdout (DESIGN convention 11). */
@@ -147,6 +149,9 @@ export function buildCli(): Command {
     .option('--message <text>', 'message (at most 300 characters)')
     .option('--count <n>', 'how many donations', positiveInt, 1)
     .option('--interval <ms>', 'pause between donations, in milliseconds', nonNegativeInt, 0)
+    .addOption(new Option('--poll-option <id>', 'vote for this option of the active poll').argParser(positiveInt))
+    .addOption(new Option('--poll-option-title <title>', 'vote by option title (adds it where the poll takes donor options)').conflicts('pollOption'))
+    .addOption(new Option('--vote-randomly', 'vote for a random option of the active poll, if one runs').conflicts(['pollOption', 'pollOptionTitle']))
     .action((opts) =>
       withDatabase(async ({ db }) => {
         if (opts.currency !== undefined && !isInputCurrency(opts.currency)) {
@@ -157,6 +162,7 @@ export function buildCli(): Command {
         for (let i = 0; i < opts.count; i++) {
           if (i > 0 && opts.interval > 0) await new Promise((r) => setTimeout(r, opts.interval));
           const random = randomDonation();
+          const randomVote = opts.voteRandomly ? await randomPollOption(db, streamer.id) : null;
           created.push(
             await createDonation(db, {
               userId: streamer.id,
@@ -165,12 +171,17 @@ export function buildCli(): Command {
               username: opts.username ?? random.username,
               message: opts.message ?? random.message,
               payinSystem: 'Sandbox',
+              pollOptionId: opts.pollOption ?? randomVote ?? undefined,
+              pollOptionTitle: opts.pollOptionTitle,
             }),
           );
         }
         print(created.length === 1 ? created[0] : { donations: created });
       }),
     );
+
+  registerGoalCommands(program, { withDatabase, print });
+  registerPollCommands(program, { withDatabase, print });
 
   const rates = program.command('rates').description('Currency rates used for conversions (units per US dollar).');
   rates

@@ -9,7 +9,9 @@ import type { CurrencyTables } from '../modules/currencies/currencies.table.js';
 import type { DonationTables } from '../modules/donations/donations.table.js';
 import type { OutboxTables } from '../modules/outbox/outbox.table.js';
 import type { OAuthTables } from '../oauth/oauth.table.js';
+import type { GoalTables } from '../modules/goals/goals.table.js';
+import type { PollTables } from '../modules/polls/polls.table.js';
 
 /** The whole database, composed from each feature's own table file. */
 export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables, CustomAlertTables,
-    MerchantTables, MerchandiseTables, SaleTables, BalanceTables {}
+    MerchantTables, MerchandiseTables, SaleTables, BalanceTables, GoalTables, PollTables {}

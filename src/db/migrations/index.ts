@@ -3,6 +3,7 @@ import * as foundation from './0001_foundation.js';
 import * as oauth from './0002_oauth.js';
 import * as merchandise from './0003_merchandise.js';
 import * as customAlerts from './0004_custom_alerts.js';
+import * as goalsPolls from './0005_goals_polls.js';
 import * as oauthExtra from './0007_oauth_extra.js';
 
 /**
@@ -14,5 +15,6 @@ export const migrations: Record<string, Migration> = {
   '0002_oauth': oauth,
   '0003_merchandise': merchandise,
   '0004_custom_alerts': customAlerts,
+  '0005_goals_polls': goalsPolls,
   '0007_oauth_extra': oauthExtra,
 };

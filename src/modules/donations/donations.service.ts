@@ -5,6 +5,8 @@ import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { AmountError, toMinor } from '../../domain/money.js';
 import { convertMinor } from '../../domain/rates.js';
 import { loadRates } from '../currencies/currencies.repository.js';
+import { raiseGoalsForDonation } from '../goals/goals.service.js';
+import { castDonationVote, voteInputErrors } from '../polls/polls.service.js';
 import { donationChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import { insertDonation } from './donations.repository.js';
@@ -19,6 +21,10 @@ export interface NewDonation {
   currency: string;
   /** Title of the payment provider that took the money; null for none. */
   payinSystem?: string | null;
+  /** Vote in the streamer's active poll for this option (polls.service `castDonationVote`). */
+  pollOptionId?: number;
+  /** Vote for an option by title; a new title adds an option where the poll allows it. */
+  pollOptionTitle?: string;
 }
 
 export const DONATION_LIMITS = { username: 64, message: 300 } as const;
@@ -38,6 +44,7 @@ function validate(input: NewDonation): { amount: number; errors: Record<string, 
   if ((input.username ?? '').length > DONATION_LIMITS.username) errors.username = [`The username must not be greater than ${DONATION_LIMITS.username} characters.`];
   if ((input.message ?? '').length > DONATION_LIMITS.message) errors.message = [`The message must not be greater than ${DONATION_LIMITS.message} characters.`];
   if (input.messageType !== undefined && input.messageType !== 'text' && input.messageType !== 'audio') errors.message_type = ['The message type must be text or audio.'];
+  Object.assign(errors, voteInputErrors(input));
   return { amount, errors };
 }
 
@@ -52,6 +59,10 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
     const user = await tx.selectFrom('users').select(['id', 'name', 'currency', 'is_active']).where('id', '=', input.userId).executeTakeFirst();
     if (!user || !user.is_active) throw new NotFoundError('This streamer does not exist or no longer accepts donations.');
     const rates = await loadRates(tx);
+    const at = Date.now();
+    // Goals and polls change in this same transaction: a rejected vote writes nothing at all.
+    const pollOptionId = await castDonationVote(tx, { userId: user.id, amount, currency: input.currency, at, pollOptionId: input.pollOptionId, pollOptionTitle: input.pollOptionTitle }, rates);
+    await raiseGoalsForDonation(tx, { userId: user.id, amount, currency: input.currency, at }, rates);
     const row = await insertDonation(tx, {
       user_id: user.id,
       username: input.username?.trim() || ANONYMOUS,
@@ -63,8 +74,9 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
       user_currency: user.currency,
       payin_system: input.payinSystem ?? null,
       is_shown: 0,
-      created_at: Date.now(),
+      created_at: at,
       shown_at: null,
+      poll_option_id: pollOptionId,
     });
     const resource = toDonationResource(row, user.name);
     await enqueueEvent(tx, donationChannel(user.id), { ...resource, reason: 'default' });

@@ -17,6 +17,8 @@ export interface DonationsTable {
   is_shown: number;
   created_at: number;
   shown_at: number | null;
+  /** The poll option this donation voted for (migration 0005), or null. */
+  poll_option_id: number | null;
 }
 
 export interface DonationTables {
