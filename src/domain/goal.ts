@@ -57,7 +57,7 @@ export function amountField(errors: FieldErrors, field: string, value: unknown, 
   }
 }
 
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,3})?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 /**
  * Reads a date-time as the dashboard, CLI and our own JSON write it: ISO 8601 or
@@ -67,9 +67,9 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\
 export function parseDateTime(value: string): number | null {
   const m = DATE_TIME.exec(value.trim());
   if (!m) return null;
-  const [, y, mo, d, h = '00', mi = '00', s = '00', zone] = m;
+  const [, y, mo, d, h = '00', mi = '00', s = '00', fraction = '', zone] = m;
   const offset = !zone || zone === 'Z' ? 'Z' : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
-  const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${offset}`);
+  const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${fraction}${offset}`);
   if (Number.isNaN(ms)) return null;
   // Date.parse rolls 2025-02-30 over to March; a date that does not exist is an error.
   const check = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
