@@ -13,9 +13,61 @@ export interface PageOptions {
   body: Html;
   /** Extra elements for <head> (our own scripts/styles only). */
   head?: Html;
+  /** Path of the section being shown, to mark it in the navigation (dashboard.js marks it otherwise). */
+  path?: string;
 }
 
-export function page({ title, user, csrf, body, head }: PageOptions): string {
+interface NavLink {
+  href: string;
+  label: string;
+}
+
+/** Every dashboard section, in menu order. Admin links are shown to administrators only. */
+export const DASHBOARD_NAV: readonly NavLink[] = [
+  { href: '/dashboard', label: 'Overview' },
+  { href: '/dashboard/donations', label: 'Donations' },
+  { href: '/dashboard/goals', label: 'Goals' },
+  { href: '/dashboard/polls', label: 'Polls' },
+  { href: '/dashboard/merchandise', label: 'Merchandise' },
+  { href: '/dashboard/apps', label: 'Applications' },
+  { href: '/dashboard/authorized-apps', label: 'Authorized apps' },
+  { href: '/dashboard/profile', label: 'Profile' },
+];
+
+export const ADMIN_NAV: readonly NavLink[] = [
+  { href: '/admin/users', label: 'Users' },
+  { href: '/admin/merchants', label: 'Merchants' },
+  { href: '/admin/rates', label: 'Currency rates' },
+];
+
+/** The section a path belongs to: the longest nav entry that is a prefix of it. */
+function activeHref(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  const clean = path.split('?')[0]!;
+  let best: string | undefined;
+  for (const { href } of [...DASHBOARD_NAV, ...ADMIN_NAV]) {
+    if ((clean === href || clean.startsWith(`${href}/`)) && (!best || href.length > best.length)) best = href;
+  }
+  return best;
+}
+
+function navLinks(links: readonly NavLink[], active: string | undefined): Html {
+  return html`${links.map((l) => html`<a href="${l.href}"${l.href === active ? html` aria-current="page"` : ''}>${l.label}</a>`)}`;
+}
+
+function sectionNav(user: LayoutUser, path: string | undefined): Html {
+  const active = activeHref(path);
+  return html`<nav class="sections" aria-label="Dashboard">
+  ${navLinks(DASHBOARD_NAV, active)}
+  ${user.role === 'admin' ? html`<span class="nav-group" aria-hidden="true">Admin</span>${navLinks(ADMIN_NAV, active)}` : ''}
+</nav>`;
+}
+
+/**
+ * The page shell. Logged-in pages load /static/dashboard.js (confirmations, live updates, local
+ * times): no inline script anywhere, so `script-src 'self'` is enough.
+ */
+export function page({ title, user, csrf, body, head, path }: PageOptions): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -24,17 +76,19 @@ export function page({ title, user, csrf, body, head }: PageOptions): string {
 <title>${title} · OpenAlerts</title>
 <link rel="stylesheet" href="/static/app.css">
 ${head}
+${user ? html`<script src="/static/dashboard.js" defer></script>` : ''}
 </head>
 <body>
 <header class="top">
   <a class="brand" href="/">OpenAlerts</a>
-  <nav>
+  <nav class="account">
     ${user
-      ? html`<a href="/dashboard">Dashboard</a><a href="/dashboard/apps">Applications</a>
-        <form method="post" action="/logout" class="inline"><input type="hidden" name="_csrf" value="${csrf ?? ''}"><button class="link" type="submit">Log out (${user.name})</button></form>`
+      ? html`<span class="who">${user.name}${user.role === 'admin' ? html` <small class="badge">admin</small>` : ''}</span>
+        <form method="post" action="/logout" class="inline"><input type="hidden" name="_csrf" value="${csrf ?? ''}"><button class="link" type="submit">Log out</button></form>`
       : html`<a href="/login">Log in</a><a href="/signup">Sign up</a>`}
   </nav>
 </header>
+${user ? sectionNav(user, path) : ''}
 <main>
 ${body}
 </main>

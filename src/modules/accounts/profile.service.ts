@@ -1,0 +1,132 @@
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../../db/dialect.js';
+import type { DB } from '../../db/schema.js';
+import { isLocale, isOutputCurrency, LOCALES, OUTPUT_CURRENCIES } from '../../domain/currency.js';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { hashPassword, sha256Hex, verifyPassword } from '../../security/crypto.js';
+import { passwordProblem } from './accounts.service.js';
+import type { UserRow } from './accounts.table.js';
+
+/**
+ * Account changes made from the dashboard: a streamer's own profile and password, and an
+ * administrator switching accounts on and off. Every failure is a ValidationError keyed by the
+ * form field, so pages show it beside the input.
+ */
+
+export interface ProfileInput {
+  name?: unknown;
+  /** http(s) URL; '' or null puts back the generated default avatar. */
+  avatar?: unknown;
+  language?: unknown;
+  currency?: unknown;
+}
+
+export interface PasswordChange {
+  currentPassword?: unknown;
+  newPassword?: unknown;
+  /** The new password typed again. */
+  confirmation?: unknown;
+}
+
+export const AVATAR_MAX = 255;
+// The sign-up rule (accounts.service): 2–32 letters, digits, spaces, dots, dashes, underscores.
+const NAME = /^[\p{L}\p{N}][\p{L}\p{N} _.-]{0,30}[\p{L}\p{N}_]$/u;
+
+type Errors = Record<string, string[]>;
+const add = (errors: Errors, f: string, message: string) => (errors[f] ??= []).push(message);
+const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
+
+function avatarField(errors: Errors, value: unknown): string | null {
+  const avatar = text(value);
+  if (!avatar) return null;
+  if (avatar.length > AVATAR_MAX) add(errors, 'avatar', `The avatar must not be greater than ${AVATAR_MAX} characters.`);
+  else {
+    let url: URL | null = null;
+    try {
+      url = new URL(avatar);
+    } catch {
+      // reported below
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) add(errors, 'avatar', 'The avatar must be an http:// or https:// URL.');
+  }
+  return avatar;
+}
+
+/**
+ * Saves name, avatar, language and main currency together (all or nothing). The name stays unique
+ * ignoring case; the user `code` (donor-page links) is kept. Changing the main currency affects
+ * donations from now on; earlier ones keep the currency they were converted into.
+ */
+export async function updateProfile(db: Kysely<DB>, userId: number, input: ProfileInput): Promise<UserRow> {
+  const errors: Errors = {};
+  const name = text(input.name);
+  if (!name) add(errors, 'name', 'The name field is required.');
+  else if (!NAME.test(name)) add(errors, 'name', 'The name must be 2–32 letters, digits, spaces, dots, dashes or underscores.');
+  const avatar = avatarField(errors, input.avatar);
+  const language = text(input.language);
+  if (!isLocale(language)) add(errors, 'language', `The language must be one of ${LOCALES.join(', ')}.`);
+  const currency = text(input.currency).toUpperCase();
+  if (!isOutputCurrency(currency)) add(errors, 'currency', `The currency must be one of ${OUTPUT_CURRENCIES.join(', ')}.`);
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+
+  const nameKey = name.toLowerCase();
+  const holder = await db.selectFrom('users').select('id').where('name_key', '=', nameKey).where('id', '!=', userId).executeTakeFirst();
+  if (holder) throw ValidationError.field('name', 'The name has already been taken.');
+  try {
+    const row = await db
+      .updateTable('users')
+      .set({ name, name_key: nameKey, avatar, language, currency, updated_at: Date.now() })
+      .where('id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new NotFoundError('This account does not exist.');
+    return row;
+  } catch (err) {
+    // A concurrent rename to the same name: the unique index decides.
+    if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', 'The name has already been taken.');
+    throw err;
+  }
+}
+
+/**
+ * Changes the password after checking the current one. Every other session of the account ends
+ * (the one given in `keepSessionToken`, the caller's, stays logged in).
+ */
+export async function changePassword(db: Kysely<DB>, userId: number, input: PasswordChange, keepSessionToken?: string): Promise<void> {
+  const user = await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+  if (!user) throw new NotFoundError('This account does not exist.');
+  const current = typeof input.currentPassword === 'string' ? input.currentPassword : '';
+  const next = typeof input.newPassword === 'string' ? input.newPassword : '';
+  const errors: Errors = {};
+  if (!current) add(errors, 'current_password', 'Enter your current password.');
+  else if (!(await verifyPassword(current, user.password_hash))) add(errors, 'current_password', 'The current password is incorrect.');
+  const problem = passwordProblem(next, user.email, user.name);
+  if (problem) add(errors, 'password', problem);
+  else if (next === current) add(errors, 'password', 'The new password must be different from the current one.');
+  if (input.confirmation !== undefined && input.confirmation !== next) add(errors, 'password_confirmation', 'The two new passwords do not match.');
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+
+  const hash = await hashPassword(next);
+  await db.transaction().execute(async (tx) => {
+    await tx.updateTable('users').set({ password_hash: hash, updated_at: Date.now() }).where('id', '=', userId).execute();
+    let others = tx.deleteFrom('sessions').where('user_id', '=', userId);
+    if (keepSessionToken) others = others.where('id_hash', '!=', sha256Hex(keepSessionToken));
+    await others.execute();
+  });
+}
+
+/**
+ * An administrator turns an account off or on. Off: the account can no longer log in, its
+ * sessions end, its OAuth tokens are refused (the token store checks `is_active`; the caller
+ * must also evict cached verifications with `tokens.forget({kind:'user', userId})` after this
+ * returns) and it accepts no donations. On: it works again, tokens included.
+ */
+export async function setAccountActive(db: Kysely<DB>, actorId: number, userId: number, active: boolean): Promise<UserRow> {
+  if (actorId === userId && !active) throw new ForbiddenError('You cannot deactivate your own account.');
+  return db.transaction().execute(async (tx) => {
+    const row = await tx.updateTable('users').set({ is_active: active ? 1 : 0, updated_at: Date.now() }).where('id', '=', userId).returningAll().executeTakeFirst();
+    if (!row) throw new NotFoundError('No such user.');
+    if (!active) await tx.deleteFrom('sessions').where('user_id', '=', userId).execute();
+    return row;
+  });
+}

@@ -1,0 +1,38 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+
+const require = createRequire(import.meta.url);
+
+/**
+ * Third-party browser bundles served from node_modules at /static/vendor/<name> (same origin, so a
+ * `script-src 'self'` policy allows them). Read once at start; the version is whatever
+ * package-lock.json pins.
+ */
+const VENDOR_FILES: Record<string, { module: string; file: string; type: string }> = {
+  'centrifuge.js': { module: 'centrifuge', file: 'dist/centrifuge.js', type: 'text/javascript; charset=utf-8' },
+  'centrifuge.js.map': { module: 'centrifuge', file: 'dist/centrifuge.js.map', type: 'application/json' },
+};
+
+/** The package's folder, found the way Node looks up modules (its `exports` hide package.json). */
+function packageDir(name: string): string {
+  for (const dir of require.resolve.paths(name) ?? []) {
+    if (fs.existsSync(path.join(dir, name, 'package.json'))) return path.join(dir, name);
+  }
+  throw new Error(`${name} is not installed`);
+}
+
+export async function vendorRoutes(app: FastifyInstance): Promise<void> {
+  const files = new Map<string, { body: Buffer; type: string }>();
+  for (const [name, spec] of Object.entries(VENDOR_FILES)) {
+    files.set(name, { body: fs.readFileSync(path.join(packageDir(spec.module), spec.file)), type: spec.type });
+  }
+  // Another page set may have registered the same vendor route first; one is enough.
+  if (app.hasRoute({ method: 'GET', url: '/static/vendor/:file' })) return;
+  app.get<{ Params: { file: string } }>('/static/vendor/:file', async (request, reply) => {
+    const file = files.get(request.params.file);
+    if (!file) return reply.callNotFound();
+    return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body);
+  });
+}
