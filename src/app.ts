@@ -11,6 +11,7 @@ import { registerBodyParsers } from './http/body-parsers.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { registerJsonContentType } from './http/json-content-type.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 import { goalsAndPolls } from './modules/goals/goals.plugin.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { TokenStore } from './oauth/token-store.js';
@@ -55,6 +56,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   registerErrorHandler(app, errorPage);
   registerJsonContentType(app);
+  await registerSecurityHeaders(app);
   await registerBodyParsers(app);
   await app.register(cookie, { secret: secrets.cookieSecret });
   await app.register(csrf, {

@@ -13,6 +13,9 @@ import { profilePages } from './pages/dashboard/profile.pages.js';
 import { realtimeTokenRoutes } from './pages/dashboard/realtime.js';
 import { vendorRoutes } from './pages/dashboard/vendor.routes.js';
 import { homePages } from './pages/home.pages.js';
+import { donorPages } from './pages/donor.pages.js';
+import { widgetSettingsPages } from './pages/widget-settings.pages.js';
+import { widgetPages } from './pages/widget.pages.js';
 import { staticRoutes } from './static.js';
 
 export async function webRoutes(app: FastifyInstance): Promise<void> {
@@ -22,6 +25,9 @@ export async function webRoutes(app: FastifyInstance): Promise<void> {
   await app.register(appsPages);
   await app.register(adminMerchantsPages);
   await app.register(authorizedAppsPages);
+  await app.register(donorPages);
+  await app.register(widgetPages);
+  await app.register(widgetSettingsPages);
   await app.register(vendorRoutes);
   await app.register(overviewPages);
   await app.register(realtimeTokenRoutes);

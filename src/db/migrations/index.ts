@@ -4,6 +4,7 @@ import * as oauth from './0002_oauth.js';
 import * as merchandise from './0003_merchandise.js';
 import * as customAlerts from './0004_custom_alerts.js';
 import * as goalsPolls from './0005_goals_polls.js';
+import * as widgets from './0006_widgets.js';
 import * as oauthExtra from './0007_oauth_extra.js';
 
 /**
@@ -16,5 +17,6 @@ export const migrations: Record<string, Migration> = {
   '0003_merchandise': merchandise,
   '0004_custom_alerts': customAlerts,
   '0005_goals_polls': goalsPolls,
+  '0006_widgets': widgets,
   '0007_oauth_extra': oauthExtra,
 };

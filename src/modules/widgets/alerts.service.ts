@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { formatDateTime } from '../../domain/datetime.js';
+import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { toCustomAlertResource } from '../custom-alerts/custom-alerts.resource.js';
+import { toDonationResource } from '../donations/donations.resource.js';
+import { widgetChannel } from '../outbox/channels.js';
+import { enqueueEvent } from '../outbox/outbox.repository.js';
+import { toSaleAlertResource } from '../sales/sales.resource.js';
+import { SALE_REASON } from '../sales/sales.service.js';
+import { ALERT_TYPES, type VariationView } from './variations.service.js';
+import type { AlertType } from './widgets.table.js';
+
+/**
+ * What the alerts widget reads, in the shape of the `$widget:alerts_<user_id>` payloads: the
+ * resource plus `name` (the alert type) and `reason`. Reasons: `default` (donation), `custom`,
+ * `merchandise-sale`, and `test` for the dashboard's "Send test alert" (never stored).
+ */
+export type WidgetAlert = Record<string, unknown> & { id: number | string; name: AlertType; reason: string };
+
+const TABLE = { donation: 'donations', custom: 'custom_alerts', 'merchandise-sale': 'merchandise_sales' } as const;
+
+export function isAlertType(value: unknown): value is AlertType {
+  return typeof value === 'string' && (ALERT_TYPES as readonly string[]).includes(value);
+}
+
+/**
+ * Marks one of the streamer's alerts as displayed (spec §3: is_shown 1, shown_at set). Idempotent:
+ * the first call sets `shown_at`, later ones keep it. Someone else's alert, or an unknown one, is
+ * a 404 — it never tells whether the id exists for another streamer.
+ */
+export async function markShown(db: Kysely<DB>, userId: number, type: unknown, id: unknown): Promise<{ type: AlertType; id: number; is_shown: 1; shown_at: string }> {
+  const errors: Record<string, string[]> = {};
+  if (!isAlertType(type)) errors.type = [`The type must be one of ${ALERT_TYPES.join(', ')}.`];
+  const alertId = typeof id === 'string' && /^\d{1,15}$/.test(id) ? Number(id) : id;
+  if (!(typeof alertId === 'number' && Number.isSafeInteger(alertId) && alertId > 0)) errors.id = ['The id must be a positive integer.'];
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  // All three tables share id, user_id, is_shown and shown_at; the cast only names one for the types.
+  const table = TABLE[type as AlertType] as 'donations';
+  const now = Date.now();
+  await db.updateTable(table).set({ is_shown: 1, shown_at: now }).where('id', '=', alertId as number).where('user_id', '=', userId).where('is_shown', '=', 0).execute();
+  const row = await db.selectFrom(table).select(['shown_at']).where('id', '=', alertId as number).where('user_id', '=', userId).executeTakeFirst();
+  if (!row) throw new NotFoundError('This alert does not exist.');
+  // A custom alert created with is_shown=1 has its creation time as shown_at.
+  return { type: type as AlertType, id: alertId as number, is_shown: 1, shown_at: formatDateTime(row.shown_at ?? now) };
+}
+
+/** How far back the widget catches up on alerts it has not shown (it was closed meanwhile). */
+export const UNSHOWN_WINDOW_MS = 24 * 3600_000;
+const UNSHOWN_LIMIT = 50;
+
+/** Alerts of the last `windowMs` not yet shown, oldest first, as the widget channel carries them. */
+export async function unshownAlerts(db: Kysely<DB>, user: { id: number; name: string }, windowMs = UNSHOWN_WINDOW_MS, now = Date.now()): Promise<WidgetAlert[]> {
+  const since = now - windowMs;
+  const [donations, customs, sales] = await Promise.all([
+    db.selectFrom('donations').selectAll().where('user_id', '=', user.id).where('is_shown', '=', 0).where('created_at', '>=', since).orderBy('id', 'desc').limit(UNSHOWN_LIMIT).execute(),
+    db.selectFrom('custom_alerts').selectAll().where('user_id', '=', user.id).where('is_shown', '=', 0).where('created_at', '>=', since).orderBy('id', 'desc').limit(UNSHOWN_LIMIT).execute(),
+    db.selectFrom('merchandise_sales').selectAll().where('user_id', '=', user.id).where('is_shown', '=', 0).where('created_at', '>=', since).orderBy('id', 'desc').limit(UNSHOWN_LIMIT).execute(),
+  ]);
+  const all: { at: number; alert: WidgetAlert }[] = [
+    ...donations.map((r) => ({ at: r.created_at, alert: { ...toDonationResource(r, user.name), reason: 'default' } as WidgetAlert })),
+    ...customs.map((r) => ({ at: r.created_at, alert: { ...toCustomAlertResource(r), name: 'custom', reason: 'custom' } as WidgetAlert })),
+    ...sales.map((r) => ({ at: r.created_at, alert: { ...toSaleAlertResource(r), reason: SALE_REASON } as WidgetAlert })),
+  ];
+  all.sort((a, b) => a.at - b.at);
+  return all.slice(-UNSHOWN_LIMIT).map((a) => a.alert);
+}
+
+/**
+ * "Send test alert": queues an alert for the streamer's widget through the outbox, like a real
+ * one, but stores nothing else — no donation, no balance, goal or poll change. It carries
+ * `is_test: 1`, a `test-…` id and the variation to show (`variation_id`); the widget never marks
+ * it shown.
+ */
+export async function sendTestAlert(db: Kysely<DB>, user: { id: number; name: string; currency: string }, variation: VariationView): Promise<WidgetAlert> {
+  const now = Date.now();
+  const amount = Math.max(variation.min_amount, 1);
+  const common = { id: `test-${randomUUID()}`, is_test: 1, variation_id: variation.id, is_shown: 0, created_at: formatDateTime(now), shown_at: null, reason: 'test' };
+  let alert: WidgetAlert;
+  if (variation.type === 'donation') {
+    alert = {
+      ...common, name: 'donation', username: 'Test donor', recipient_name: user.name, message_type: 'text',
+      message: 'This is a test alert from your dashboard.', payin_system: null, amount, currency: user.currency, amount_in_user_currency: amount,
+    };
+  } else if (variation.type === 'custom') {
+    alert = { ...common, name: 'custom', external_id: null, header: 'Test custom alert', message: 'This is a test alert from your dashboard.', image_url: null, sound_url: null };
+  } else {
+    alert = { ...common, name: 'merchandise-sale', external_id: 'test', username: 'Test customer', message: 'This is a test alert from your dashboard.', amount, currency: user.currency, bought_amount: 1 };
+  }
+  await db.transaction().execute((tx) => enqueueEvent(tx, widgetChannel(user.id), alert));
+  return alert;
+}

@@ -1,0 +1,168 @@
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { AmountError, toMajor, toMinor } from '../../domain/money.js';
+import { httpUrlProblem } from '../custom-alerts/custom-alerts.service.js';
+import type { AlertLayout, AlertType, AlertVariationRow } from './widgets.table.js';
+
+export const ALERT_TYPES: readonly AlertType[] = ['donation', 'custom', 'merchandise-sale'];
+export const ALERT_TYPE_LABELS: Record<AlertType, string> = { donation: 'Donations', custom: 'Custom alerts', 'merchandise-sale': 'Merchandise sales' };
+export const LAYOUTS: readonly AlertLayout[] = ['image-above-text', 'image-left', 'text-only'];
+export const LAYOUT_LABELS: Record<AlertLayout, string> = { 'image-above-text': 'Image above text', 'image-left': 'Image left of text', 'text-only': 'Text only' };
+
+export const VARIATION_LIMITS = { name: 64, template: 255, url: 255, minDurationMs: 1000, maxDurationMs: 60_000, perUser: 50 } as const;
+
+/** Placeholders a text template may use; the widget fills them in as plain text. */
+export const TEMPLATE_PLACEHOLDERS = ['{username}', '{amount}', '{currency}', '{message}', '{header}', '{bought_amount}'] as const;
+
+export const DEFAULT_TEMPLATES: Record<AlertType, string> = {
+  donation: '{username} — {amount} {currency}',
+  custom: '{header}',
+  'merchandise-sale': '{username} bought {bought_amount} × merch — {amount} {currency}',
+};
+
+/** Raw form or JSON input; every field is checked here. */
+export interface VariationInput {
+  type?: unknown;
+  name?: unknown;
+  /** Major units of the streamer's main currency; ignored (0) for custom alerts. */
+  minAmount?: unknown;
+  durationMs?: unknown;
+  layout?: unknown;
+  textTemplate?: unknown;
+  /** '' or absent: none. */
+  soundUrl?: unknown;
+  imageUrl?: unknown;
+  enabled?: unknown;
+}
+
+/** What pages and the widget read: money as a major-unit number. */
+export interface VariationView {
+  id: number;
+  type: AlertType;
+  name: string;
+  min_amount: number;
+  duration_ms: number;
+  layout: AlertLayout;
+  text_template: string;
+  sound_url: string | null;
+  image_url: string | null;
+  enabled: number;
+}
+
+export function toVariationView(row: AlertVariationRow): VariationView {
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    min_amount: toMajor(row.min_amount),
+    duration_ms: row.duration_ms,
+    layout: row.layout,
+    text_template: row.text_template,
+    sound_url: row.sound_url,
+    image_url: row.image_url,
+    enabled: row.enabled,
+  };
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : '');
+
+type Checked = Omit<AlertVariationRow, 'id' | 'user_id' | 'created_at' | 'updated_at'>;
+
+function check(input: VariationInput): Checked {
+  const errors: Record<string, string[]> = {};
+  const type = text(input.type) as AlertType;
+  if (!ALERT_TYPES.includes(type)) errors.type = [`The type must be one of ${ALERT_TYPES.join(', ')}.`];
+
+  const name = text(input.name);
+  if (!name) errors.name = ['The name field is required.'];
+  else if ([...name].length > VARIATION_LIMITS.name) errors.name = [`The name must not be greater than ${VARIATION_LIMITS.name} characters.`];
+
+  let minAmount = 0;
+  const rawMin = text(input.minAmount);
+  if (type !== 'custom' && rawMin !== '') {
+    try {
+      minAmount = toMinor(rawMin);
+    } catch (err) {
+      if (!(err instanceof AmountError)) throw err;
+      errors.min_amount = [`The minimum amount ${err.message}`];
+    }
+  }
+
+  const durationText = text(input.durationMs);
+  const durationMs = Number(durationText);
+  if (!/^\d{1,6}$/.test(durationText) || durationMs < VARIATION_LIMITS.minDurationMs || durationMs > VARIATION_LIMITS.maxDurationMs) {
+    errors.duration_ms = [`The duration must be a whole number of milliseconds from ${VARIATION_LIMITS.minDurationMs} to ${VARIATION_LIMITS.maxDurationMs}.`];
+  }
+
+  const layout = text(input.layout) as AlertLayout;
+  if (!LAYOUTS.includes(layout)) errors.layout = [`The layout must be one of ${LAYOUTS.join(', ')}.`];
+
+  const template = text(input.textTemplate);
+  if (!template) errors.text_template = ['The text template field is required.'];
+  else if ([...template].length > VARIATION_LIMITS.template) errors.text_template = [`The text template must not be greater than ${VARIATION_LIMITS.template} characters.`];
+
+  const url = (field: 'sound_url' | 'image_url', value: unknown): string | null => {
+    const v = text(value);
+    if (!v) return null;
+    if ([...v].length > VARIATION_LIMITS.url) errors[field] = [`The ${field.replace('_', ' ')} must not be greater than ${VARIATION_LIMITS.url} characters.`];
+    else {
+      const problem = httpUrlProblem(v);
+      if (problem) errors[field] = [`The ${field.replace('_', ' ')} ${problem}.`];
+    }
+    return v;
+  };
+  const soundUrl = url('sound_url', input.soundUrl);
+  const imageUrl = url('image_url', input.imageUrl);
+
+  const e = input.enabled;
+  const enabled = e === undefined || e === null || e === '' || e === '0' || e === 0 || e === false || e === 'false' ? 0 : 1;
+
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  return { type, name, min_amount: minAmount, duration_ms: durationMs, layout, text_template: template, sound_url: soundUrl, image_url: imageUrl, enabled };
+}
+
+export async function listVariations(db: Kysely<DB>, userId: number): Promise<VariationView[]> {
+  const rows = await db.selectFrom('alert_variations').selectAll().where('user_id', '=', userId).orderBy('type').orderBy('min_amount').orderBy('id').execute();
+  return rows.map(toVariationView);
+}
+
+/** One of the streamer's variations, else 404 — never another streamer's. */
+export async function getVariation(db: Kysely<DB>, userId: number, id: number): Promise<VariationView> {
+  const row = await db.selectFrom('alert_variations').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  if (!row) throw new NotFoundError('This alert variation does not exist.');
+  return toVariationView(row);
+}
+
+export async function createVariation(db: Kysely<DB>, userId: number, input: VariationInput): Promise<VariationView> {
+  const fields = check(input);
+  return db.transaction().execute(async (tx) => {
+    const { count } = await tx.selectFrom('alert_variations').select((eb) => eb.fn.countAll<number>().as('count')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+    if (Number(count) >= VARIATION_LIMITS.perUser) throw new ConflictError(`You already have ${VARIATION_LIMITS.perUser} variations; delete one first.`);
+    const now = Date.now();
+    const row = await tx
+      .insertInto('alert_variations')
+      .values({ user_id: userId, ...fields, created_at: now, updated_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toVariationView(row);
+  });
+}
+
+export async function updateVariation(db: Kysely<DB>, userId: number, id: number, input: VariationInput): Promise<VariationView> {
+  const fields = check(input);
+  const row = await db
+    .updateTable('alert_variations')
+    .set({ ...fields, updated_at: Date.now() })
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw new NotFoundError('This alert variation does not exist.');
+  return toVariationView(row);
+}
+
+export async function deleteVariation(db: Kysely<DB>, userId: number, id: number): Promise<void> {
+  const result = await db.deleteFrom('alert_variations').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  if (Number(result.numDeletedRows) === 0) throw new NotFoundError('This alert variation does not exist.');
+}

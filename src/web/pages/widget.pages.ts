@@ -1,0 +1,221 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { INPUT_CURRENCIES } from '../../domain/currency.js';
+import { crossRate } from '../../domain/rates.js';
+import { sendJsonError } from '../../http/error-handler.js';
+import type { UserRow } from '../../modules/accounts/accounts.table.js';
+import { loadRates } from '../../modules/currencies/currencies.repository.js';
+import { getGoal, listGoals } from '../../modules/goals/goals.service.js';
+import { goalChannel, pollChannel, widgetChannel } from '../../modules/outbox/channels.js';
+import { getActivePoll } from '../../modules/polls/polls.service.js';
+import { markShown, unshownAlerts } from '../../modules/widgets/alerts.service.js';
+import { listVariations } from '../../modules/widgets/variations.service.js';
+import { userForWidgetToken } from '../../modules/widgets/widget-tokens.service.js';
+import { signChannelToken, signConnectionToken } from '../../realtime/tokens.js';
+import { errorPage } from '../layout.js';
+import { html, jsonForScript, type Html } from '../html.js';
+
+/**
+ * OBS browser sources: /widget/alerts, /widget/goal, /widget/poll, each authenticated only by
+ * the streamer's widget token in `?token=` (no log-in, no cookies), and their small JSON API
+ * under /widget/api. Pages carry short-lived real-time tokens; centrifuge-js 5 (served from
+ * /widget/vendor/centrifuge.js) renews them through GET /widget/api/token, so a regenerated
+ * widget token cuts open widgets off at their next renewal — and the page itself re-checks its
+ * token every `tokenCheckMs`.
+ *
+ * Real-time identity: the connection's user is `widget:<user_id>` (never a plain user id, so a
+ * widget token can never stand in for the streamer's own socket token), and channel tokens carry
+ * the same `sub` (INTEROP §5, modern protocol).
+ */
+
+/** Lifetime of the real-time tokens a widget page holds. */
+export const WIDGET_REALTIME_TTL_SECONDS = 15 * 60;
+/** How often an open widget checks that its widget token still works. */
+export const WIDGET_TOKEN_CHECK_MS = 60_000;
+
+const require = createRequire(import.meta.url);
+const CENTRIFUGE_BUNDLE = path.join(path.dirname(require.resolve('centrifuge')), '..', 'dist', 'centrifuge.js');
+
+export const widgetSubject = (userId: number) => `widget:${userId}`;
+
+/** The connection token plus a token for each of the streamer's widget channels. */
+export async function widgetRealtimeTokens(secret: string, userId: number): Promise<{ connection_token: string; channels: Record<string, string> }> {
+  const sub = widgetSubject(userId);
+  const names = [widgetChannel(userId), goalChannel(userId), pollChannel(userId)];
+  const [connection, ...tokens] = await Promise.all([
+    signConnectionToken(secret, sub, WIDGET_REALTIME_TTL_SECONDS),
+    ...names.map((channel) => signChannelToken(secret, { channel, sub, ttlSeconds: WIDGET_REALTIME_TTL_SECONDS })),
+  ]);
+  return { connection_token: connection!, channels: Object.fromEntries(names.map((n, i) => [n, tokens[i]!])) };
+}
+
+function widgetDocument(title: string, kind: string, config: unknown, scripts: string[]): string {
+  const tags: Html[] = scripts.map((src) => html`<script src="${src}"></script>`);
+  return html`<!doctype html>
+<html lang="en" class="widget">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title} · OpenAlerts</title>
+<link rel="stylesheet" href="/static/widget.css">
+</head>
+<body class="widget widget-${kind}">
+<div id="stage" aria-live="polite"></div>
+<script type="application/json" id="widget-config">${jsonForScript(config)}</script>
+${tags}
+</body>
+</html>`.value;
+}
+
+const queryToken = (request: FastifyRequest) => (request.query as Record<string, unknown>).token;
+
+/** The token in the URL is a secret: never cached, never sent on as a Referer. */
+function privateReply(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+}
+
+export async function widgetPages(app: FastifyInstance): Promise<void> {
+  const { db } = app.ctx;
+  const secret = app.ctx.secrets.realtimeTokenSecret;
+  const bundle = fs.readFileSync(CENTRIFUGE_BUNDLE);
+
+  app.get('/widget/vendor/centrifuge.js', async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=86400').type('text/javascript; charset=utf-8').send(bundle),
+  );
+
+  /** Page routes: an unknown or regenerated token is a plain 404 page. */
+  const pageUser = async (request: FastifyRequest, reply: FastifyReply): Promise<UserRow | null> => {
+    const user = await userForWidgetToken(db, queryToken(request));
+    if (!user) {
+      privateReply(reply).status(404).type('text/html; charset=utf-8').send(errorPage(404, 'This widget link is not valid. Copy the widget URL again from your dashboard (it changes when the token is regenerated).'));
+      return null;
+    }
+    return user;
+  };
+  /** API routes: 401 JSON, which the page's centrifuge getToken turns into "stop reconnecting". */
+  const apiUser = async (request: FastifyRequest, reply: FastifyReply): Promise<UserRow | null> => {
+    const user = await userForWidgetToken(db, queryToken(request));
+    if (!user) {
+      sendJsonError(privateReply(reply), 401, { message: 'This widget token is not valid.' });
+      return null;
+    }
+    privateReply(reply);
+    return user;
+  };
+
+  app.get('/widget/alerts', async (request, reply) => {
+    const user = await pageUser(request, reply);
+    if (!user) return reply;
+    const [variations, rates, realtime] = await Promise.all([listVariations(db, user.id), loadRates(db), widgetRealtimeTokens(secret, user.id)]);
+    // Sale amounts arrive in the sale's currency; minimum amounts are in the streamer's.
+    const toUserCurrency: Record<string, number> = {};
+    for (const c of INPUT_CURRENCIES) {
+      try {
+        toUserCurrency[c] = crossRate(c, user.currency, rates);
+      } catch {
+        // No rate for this currency: the widget compares such sales unconverted.
+      }
+    }
+    const channel = widgetChannel(user.id);
+    const config = {
+      token: queryToken(request),
+      connectionToken: realtime.connection_token,
+      channel,
+      channelToken: realtime.channels[channel],
+      userCurrency: user.currency,
+      toUserCurrency,
+      variations,
+      tokenCheckMs: WIDGET_TOKEN_CHECK_MS,
+    };
+    return privateReply(reply).type('text/html; charset=utf-8').send(
+      widgetDocument('Alerts widget', 'alerts', config, ['/widget/vendor/centrifuge.js', '/static/widget-common.js', '/static/widget-alerts.js']),
+    );
+  });
+
+  app.get('/widget/goal', async (request, reply) => {
+    const user = await pageUser(request, reply);
+    if (!user) return reply;
+    const pinned = pinnedGoalId(request);
+    const [goal, realtime] = await Promise.all([currentGoal(user.id, pinned), widgetRealtimeTokens(secret, user.id)]);
+    const channel = goalChannel(user.id);
+    const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], goalId: pinned, goal, tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
+    return privateReply(reply).type('text/html; charset=utf-8').send(
+      widgetDocument('Goal widget', 'goal', config, ['/widget/vendor/centrifuge.js', '/static/widget-common.js', '/static/widget-goal.js']),
+    );
+  });
+
+  app.get('/widget/poll', async (request, reply) => {
+    const user = await pageUser(request, reply);
+    if (!user) return reply;
+    const [poll, realtime] = await Promise.all([getActivePoll(db, user.id), widgetRealtimeTokens(secret, user.id)]);
+    const channel = pollChannel(user.id);
+    const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], poll: poll && publicPoll(poll), tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
+    return privateReply(reply).type('text/html; charset=utf-8').send(
+      widgetDocument('Poll widget', 'poll', config, ['/widget/vendor/centrifuge.js', '/static/widget-common.js', '/static/widget-poll.js']),
+    );
+  });
+
+  app.get('/widget/api/token', async (request, reply) => {
+    const user = await apiUser(request, reply);
+    if (!user) return reply;
+    return reply.type('application/json').send(await widgetRealtimeTokens(secret, user.id));
+  });
+
+  app.get('/widget/api/unshown', async (request, reply) => {
+    const user = await apiUser(request, reply);
+    if (!user) return reply;
+    return reply.type('application/json').send({ data: await unshownAlerts(db, user) });
+  });
+
+  app.post('/widget/api/shown', async (request, reply) => {
+    const user = await apiUser(request, reply);
+    if (!user) return reply;
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    return reply.type('application/json').send({ data: await markShown(db, user.id, body.type, body.id) });
+  });
+
+  app.get('/widget/api/variations', async (request, reply) => {
+    const user = await apiUser(request, reply);
+    if (!user) return reply;
+    return reply.type('application/json').send({ data: await listVariations(db, user.id) });
+  });
+
+  app.get('/widget/api/goal', async (request, reply) => {
+    const user = await apiUser(request, reply);
+    if (!user) return reply;
+    return reply.type('application/json').send({ data: await currentGoal(user.id, pinnedGoalId(request)) });
+  });
+
+  app.get('/widget/api/poll', async (request, reply) => {
+    const user = await apiUser(request, reply);
+    if (!user) return reply;
+    const poll = await getActivePoll(db, user.id);
+    return reply.type('application/json').send({ data: poll && publicPoll(poll) });
+  });
+
+  /** `?goal=<id>` pins the widget to one goal; otherwise it follows the newest running goal. */
+  function pinnedGoalId(request: FastifyRequest): number | null {
+    const raw = (request.query as Record<string, unknown>).goal;
+    return typeof raw === 'string' && /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : null;
+  }
+
+  async function currentGoal(userId: number, pinned: number | null) {
+    if (pinned !== null) {
+      try {
+        return await getGoal(db, pinned, { userId });
+      } catch {
+        return null;
+      }
+    }
+    const [newest] = await listGoals(db, userId, { state: 'active', limit: 1 });
+    return newest ?? null;
+  }
+}
+
+/** The spec §2 poll fields only (the `$polls:` payload shape), so page data and events agree. */
+function publicPoll(poll: { id: number; is_active: number; title: string; allow_user_options: number; type: string; options: unknown[] }) {
+  return { id: poll.id, is_active: poll.is_active, title: poll.title, allow_user_options: poll.allow_user_options, type: poll.type, options: poll.options };
+}

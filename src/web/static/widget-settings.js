@@ -1,0 +1,26 @@
+// Widget settings: copy buttons for the widget URLs and confirmations for destructive forms.
+'use strict';
+(function () {
+  document.querySelectorAll('button[data-copy]').forEach(function (button) {
+    button.addEventListener('click', function () {
+      var input = document.getElementById(button.getAttribute('data-copy'));
+      if (!input) return;
+      var done = function () {
+        var label = button.textContent;
+        button.textContent = 'Copied';
+        setTimeout(function () { button.textContent = label; }, 1500);
+      };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(input.value).then(done, function () { input.select(); });
+      } else {
+        input.select();
+        try { if (document.execCommand('copy')) done(); } catch (e) { /* selected for manual copy */ }
+      }
+    });
+  });
+  document.querySelectorAll('form[data-widget-confirm]').forEach(function (form) {
+    form.addEventListener('submit', function (event) {
+      if (!window.confirm(form.getAttribute('data-widget-confirm'))) event.preventDefault();
+    });
+  });
+})();
