@@ -10,8 +10,9 @@ import { apiRateLimit } from './rate-limit.js';
 
 /**
  * Everything under /api/v1 ({base_url} of the spec). Routes registered here get the per-application
- * rate limit (INTEROP §1), the body limit for every content type, and JSON 404s that carry the limit headers too; CORS and OpenAPI cover
- * them from the root. Add a module's API routes with one `app.register` line below.
+ * rate limit (INTEROP §1), the body limit for every content type, and JSON 404s that carry the
+ * limit headers too; CORS and OpenAPI cover them from the root. Add a module's API routes with one
+ * `app.register` line below.
  */
 export async function apiV1Routes(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', apiRateLimit(app));
