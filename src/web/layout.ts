@@ -28,6 +28,7 @@ export const DASHBOARD_NAV: readonly NavLink[] = [
   { href: '/dashboard/donations', label: 'Donations' },
   { href: '/dashboard/goals', label: 'Goals' },
   { href: '/dashboard/polls', label: 'Polls' },
+  { href: '/dashboard/widgets', label: 'Alerts widget' },
   { href: '/dashboard/merchandise', label: 'Merchandise' },
   { href: '/dashboard/apps', label: 'Applications' },
   { href: '/dashboard/authorized-apps', label: 'Authorized apps' },

@@ -43,7 +43,7 @@ export async function overviewPages(app: FastifyInstance): Promise<void> {
 ${notice(sent ? 'Test alert sent. It appears below and in your alerts widget.' : undefined)}
 <div class="stats">
   <div class="stat"><span class="stat-label">Balance</span><strong class="stat-value" id="balance">${money(balance.amount_minor, balance.currency)}</strong><a href="/dashboard/merchandise">Ledger</a></div>
-  <div class="stat"><span class="stat-label">Donations, last 30 days</span><strong class="stat-value">${money(Number(month.total ?? 0), user.currency)}</strong><span>${Number(month.n)} donations</span></div>
+  <div class="stat"><span class="stat-label">Donations, last 30 days</span><strong class="stat-value">${money(Number(month.total ?? 0), user.currency)}</strong><span>${Number(month.n)} ${Number(month.n) === 1 ? 'donation' : 'donations'}</span></div>
 </div>
 <dl class="facts">
   <dt>User id</dt><dd>${user.id}</dd>
