@@ -82,10 +82,9 @@ export async function closeExpiredGoalRows(db: Kysely<DB>, now: number, userId?:
     .execute();
 }
 
-/** Currencies of a streamer's running goals (a donation is converted once per currency). */
-export async function activeGoalCurrencies(db: Kysely<DB>, userId: number): Promise<string[]> {
-  const rows = await db.selectFrom('goals').select('currency').distinct().where('user_id', '=', userId).where('is_active', '=', 1).execute();
-  return rows.map((r) => r.currency);
+/** A streamer's running goals, just what a donation needs to decide what to update. */
+export async function activeGoalsOf(db: Kysely<DB>, userId: number): Promise<Pick<GoalRow, 'id' | 'currency' | 'expires_at'>[]> {
+  return db.selectFrom('goals').select(['id', 'currency', 'expires_at']).where('user_id', '=', userId).where('is_active', '=', 1).execute();
 }
 
 /** Adds `amount` (minor units) to every running goal of the streamer in `currency`; returns them. */

@@ -6,6 +6,7 @@ import {
   expiresAtField,
   GOAL_LIMITS,
   goalContribution,
+  isExpired,
   MAX_ACTIVE_GOALS,
   raisedAfterStartChange,
   titleField,
@@ -185,9 +186,12 @@ export async function listGoals(db: Kysely<DB>, userId: number, opts: GoalListOp
  * commit or roll back with the donation itself.
  */
 export async function raiseGoalsForDonation(tx: Kysely<DB>, donation: DonationForGoals, rates: RateTable): Promise<void> {
-  await expireGoalsIn(tx, donation.at, donation.userId);
+  // One read on the hot path; most streamers run no goal at all.
+  const running = await repo.activeGoalsOf(tx, donation.userId);
+  if (!running.length) return;
+  if (running.some((g) => isExpired(g.expires_at, donation.at))) await expireGoalsIn(tx, donation.at, donation.userId);
   const raised: GoalRow[] = [];
-  for (const currency of await repo.activeGoalCurrencies(tx, donation.userId)) {
+  for (const currency of new Set(running.filter((g) => !isExpired(g.expires_at, donation.at)).map((g) => g.currency))) {
     const amount = goalContribution(donation.amount, donation.currency, currency, rates);
     if (amount > 0) raised.push(...(await repo.raiseActiveGoals(tx, donation.userId, currency, amount, donation.at)));
   }
