@@ -41,7 +41,6 @@ export class WriteBatcher {
 
   async #flush(): Promise<void> {
     const jobs = this.#queue.splice(0, this.maxBatch);
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       if (jobs.length === 1) {
         // Alone in its transaction: the rollback of the whole transaction is the job's rollback.
@@ -49,20 +48,7 @@ export class WriteBatcher {
         await this.db.transaction().execute(job.work).then(job.resolve, job.reject);
         return;
       }
-      await this.db.transaction().execute(async (tx) => {
-        for (const job of jobs) {
-          await sql`savepoint job`.execute(tx);
-          try {
-            const value = await job.work(tx);
-            await sql`release savepoint job`.execute(tx);
-            outcomes.push({ ok: true, value });
-          } catch (error) {
-            await sql`rollback to savepoint job`.execute(tx);
-            await sql`release savepoint job`.execute(tx);
-            outcomes.push({ ok: false, error });
-          }
-        }
-      });
+      const outcomes = (await this.#optimistic(jobs)) ?? (await this.#isolated(jobs));
       jobs.forEach((job, i) => {
         const outcome = outcomes[i]!;
         if (outcome.ok) job.resolve(outcome.value);
@@ -75,6 +61,51 @@ export class WriteBatcher {
       else this.#scheduled = false;
     }
   }
+
+  /**
+   * Every job in one transaction with no savepoints (the common case: nobody fails). If any job
+   * throws, the whole transaction is rolled back and null tells the caller to redo the batch
+   * with one savepoint per job — jobs only touch `tx`, so running them again is safe.
+   */
+  async #optimistic(jobs: Job[]): Promise<Outcome[] | null> {
+    try {
+      return await this.db.transaction().execute(async (tx) => {
+        const outcomes: Outcome[] = [];
+        for (const job of jobs) outcomes.push({ ok: true, value: await job.work(tx) });
+        return outcomes;
+      });
+    } catch (error) {
+      if (isCommitFailure(error)) throw error;
+      return null;
+    }
+  }
+
+  async #isolated(jobs: Job[]): Promise<Outcome[]> {
+    return this.db.transaction().execute(async (tx) => {
+      const outcomes: Outcome[] = [];
+      for (const job of jobs) {
+        await sql`savepoint job`.execute(tx);
+        try {
+          const value = await job.work(tx);
+          await sql`release savepoint job`.execute(tx);
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          await sql`rollback to savepoint job`.execute(tx);
+          await sql`release savepoint job`.execute(tx);
+          outcomes.push({ ok: false, error });
+        }
+      }
+      return outcomes;
+    });
+  }
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A job's own error is retried in isolation; the database refusing the transaction is not. */
+function isCommitFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|IOERR|FULL|READONLY|CORRUPT|NOTADB|CANTOPEN)/.test(code);
 }
 
 const batchers = new WeakMap<Kysely<DB>, WriteBatcher>();
