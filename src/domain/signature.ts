@@ -136,13 +136,19 @@ export function phpNumericValue(s: string): PhpNumber | null {
 
 interface PhpItem {
   text: string;
-  bytes: Buffer;
+  /** UTF-8 bytes, made on first byte-wise comparison. */
+  bytes?: Buffer;
   number: PhpNumber | null;
   /** Position before sorting: PHP 8's sort is stable (ties keep their original order). */
   index: number;
 }
 
 const sign = (n: number) => (n > 0 ? 1 : n < 0 ? -1 : 0);
+
+/** `zend_binary_strcmp`: memcmp of the UTF-8 bytes, then the shorter first. */
+function byteCompare(a: PhpItem, b: PhpItem): number {
+  return Buffer.compare((a.bytes ??= Buffer.from(a.text, 'utf8')), (b.bytes ??= Buffer.from(b.text, 'utf8')));
+}
 
 /** `zendi_smart_strcmp`: numeric strings numerically, otherwise `zend_binary_strcmp` on the UTF-8 bytes. */
 function smartCompare(a: PhpItem, b: PhpItem): number {
@@ -165,7 +171,7 @@ function smartCompare(a: PhpItem, b: PhpItem): number {
           d1 = x.value;
           d2 = Number(y.value);
         } else {
-          if (x.value === y.value && !Number.isFinite(x.value)) return Buffer.compare(a.bytes, b.bytes);
+          if (x.value === y.value && !Number.isFinite(x.value)) return byteCompare(a, b);
           d1 = x.value;
           d2 = y.value;
         }
@@ -174,7 +180,7 @@ function smartCompare(a: PhpItem, b: PhpItem): number {
       return x.value > y.value ? 1 : x.value < y.value ? -1 : 0;
     }
   }
-  return Buffer.compare(a.bytes, b.bytes);
+  return byteCompare(a, b);
 }
 
 /** The comparator sort() hands zend_sort: SORT_REGULAR, then original position on ties. */
@@ -343,7 +349,7 @@ class ZendSorter {
 
 /** PHP clients: `sort($values)` (PHP 8, SORT_REGULAR), ties kept in received order. */
 export function sortPhp(values: readonly string[]): string[] {
-  const items: PhpItem[] = values.map((text, index) => ({ text, bytes: Buffer.from(text, 'utf8'), number: phpNumericValue(text), index }));
+  const items: PhpItem[] = values.map((text, index) => ({ text, number: phpNumericValue(text), index }));
   new ZendSorter(items).sort(0, items.length);
   return items.map((item) => item.text);
 }
