@@ -66,6 +66,18 @@ describe('OpenAPI 3.1 at /openapi.json and docs at /docs', () => {
     assert.ok(schema.properties.data.items.properties.amount_in_user_currency);
   });
 
+  test('every route under /api/v1 is in the document', () => {
+    const routes = registeredRoutes(f.t.app.printRoutes({ commonPrefix: false })).filter((r) => r.path.startsWith('/api/v1/'));
+    assert.ok(routes.length > API.length, `found ${routes.length} API routes`);
+    for (const { path, methods } of routes) {
+      for (const method of methods.filter((m) => m !== 'HEAD' && m !== 'OPTIONS')) {
+        // A tree node shared by routes with different parameter names prints them as `:a|:b`.
+        const documented = path.split('|').length === 1 ? [path] : alternatives(path);
+        assert.ok(documented.some((p) => doc.paths[p]?.[method.toLowerCase()]), `${method} ${path} documented`);
+      }
+    }
+  });
+
   test('pages and internal routes are left out', () => {
     for (const path of Object.keys(doc.paths)) assert.ok(!['/login', '/openapi.json', '/docs', '/'].includes(path), `${path} should not be documented`);
   });
@@ -80,3 +92,28 @@ describe('OpenAPI 3.1 at /openapi.json and docs at /docs', () => {
     assert.deepEqual(Object.keys(json(spec).paths).sort(), Object.keys(doc.paths).sort());
   });
 });
+
+/** Full paths and methods from Fastify's route tree (`printRoutes({ commonPrefix: false })`). */
+function registeredRoutes(tree: string): Array<{ path: string; methods: string[] }> {
+  const stack: string[] = [];
+  const routes: Array<{ path: string; methods: string[] }> = [];
+  for (const line of tree.split('\n')) {
+    const m = /^((?:│ {3}| {4})*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!m) continue;
+    const depth = m[1]!.length / 4;
+    stack.length = depth;
+    stack.push(m[2]!);
+    const full = stack.join('').replace(/^\/\//, '/');
+    const path = (full.startsWith('/') ? full : `/${full}`).replace(/:([A-Za-z_]+)/g, '{$1}');
+    if (m[3]) routes.push({ path, methods: m[3].split(', ') });
+  }
+  return routes;
+}
+
+/** `/a/{x}|{y}/b` → `/a/{x}/b`, `/a/{y}/b`. */
+function alternatives(path: string): string[] {
+  return path
+    .split('/')
+    .slice(1)
+    .reduce<string[]>((acc, seg) => acc.flatMap((prefix) => seg.split('|').map((alt) => `${prefix}/${alt}`)), ['']);
+}
