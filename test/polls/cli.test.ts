@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { pollChannel } from '../../src/modules/outbox/channels.js';
-import { count, outbox } from '../goals/fixture.js';
+import { outbox } from '../goals/fixture.js';
 import { makeUser, openTestDatabase, tempDir, type TestDatabase } from '../helper.js';
 import { runCli } from '../process.js';
 
@@ -24,30 +24,19 @@ test('poll create / show / close and sandbox votes by id, by title and at random
   assert.deepEqual([poll.is_active, poll.type, poll.allow_user_options, poll.options.map((o: { title: string }) => o.title)], [1, 'count', 1, ['Chips', 'Popcorn']]);
   const [chips] = poll.options as { id: number }[];
 
-  json(await runCli(['donation', 'simulate', '--user', user.code, '--poll-option', String(chips!.id)], env));
-  json(await runCli(['donation', 'simulate', '--user', user.code, '--poll-option-title', 'NACHOS'], env));
-  json(await runCli(['donation', 'simulate', '--user', user.code, '--vote-randomly', '--count', '2'], env));
+  // Separate processes voting at once, as several sandbox terminals would.
+  const votes = await Promise.all([
+    runCli(['donation', 'simulate', '--user', user.code, '--poll-option', String(chips!.id)], env),
+    runCli(['donation', 'simulate', '--user', user.code, '--poll-option-title', 'NACHOS'], env),
+    runCli(['donation', 'simulate', '--user', user.code, '--vote-randomly', '--count', '2'], env),
+  ]);
+  votes.forEach(json);
   const closed = json(await runCli(['poll', 'close', String(poll.id)], env));
   assert.equal(closed.is_active, 0);
-  assert.deepEqual(closed.options.map((o: { title: string }) => o.title), ['Chips', 'Popcorn', 'NACHOS']);
+  assert.deepEqual(closed.options.map((o: { title: string }) => o.title).sort(), ['Chips', 'NACHOS', 'Popcorn']);
+  assert.equal(closed.options.find((o: { title: string }) => o.title === 'NACHOS').amount_value >= 1, true);
   assert.equal(closed.options.reduce((sum: number, o: { amount_value: number }) => sum + o.amount_value, 0), 4, 'every donation voted once');
   assert.deepEqual(json(await runCli(['poll', 'show', String(poll.id)], env)), closed);
   const events = await outbox(t.database.db, pollChannel(user.id));
   assert.deepEqual(events.map((e) => e.payload.reason), ['created', 'updated', 'updated', 'updated', 'updated', 'finished']);
-});
-
-test('a bad vote exits non-zero with one line and write nothing', async () => {
-  const user = await makeUser(t.database.db);
-  const donations = await count(t.database.db, 'donations');
-  const cases: [string[], RegExp][] = [
-    [['donation', 'simulate', '--user', user.code, '--poll-option', '12345'], /^openalerts: poll_option_id: The streamer has no active poll to vote in\.\n$/],
-  ];
-  for (const [args, stderr] of cases) {
-    const res = await runCli(args, env);
-    assert.equal(res.code, 1, args.join(' '));
-    assert.match(res.stderr, stderr);
-    assert.equal(res.stdout, '');
-  }
-  assert.equal(await count(t.database.db, 'donations'), donations);
-  assert.deepEqual(await outbox(t.database.db, pollChannel(user.id)), []);
 });
