@@ -38,7 +38,7 @@ export const DASHBOARD_NAV: readonly NavLink[] = [
 export const ADMIN_NAV: readonly NavLink[] = [
   { href: '/admin/users', label: 'Users' },
   { href: '/admin/merchants', label: 'Merchants' },
-  { href: '/admin/rates', label: 'Currency rates' },
+  { href: '/admin/rates', label: 'Rates' },
 ];
 
 /** The section a path belongs to: the longest nav entry that is a prefix of it. */
@@ -75,6 +75,7 @@ export function page({ title, user, csrf, body, head, path }: PageOptions): stri
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · OpenAlerts</title>
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/static/app.css">
 ${head}
 ${user ? html`<script src="/static/dashboard.js" defer></script>` : ''}
