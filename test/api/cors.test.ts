@@ -43,6 +43,13 @@ describe('CORS on the API and token endpoints (INTEROP §1)', () => {
     assert.match(String(res.headers['access-control-expose-headers']), /WWW-Authenticate/);
   });
 
+  test('the token endpoint answers cross-origin calls, errors included', async () => {
+    const res = await f.t.app.inject({ method: 'POST', url: '/oauth/token', headers: { origin: ORIGIN, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'grant_type=refresh_token&refresh_token=nope&client_id=1' });
+    assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${res.statusCode}`);
+    assert.equal(res.headers['access-control-allow-origin'], ORIGIN);
+    assert.equal(res.headers['access-control-allow-credentials'], 'true');
+  });
+
   test('any origin is echoed, never `*`', async () => {
     for (const origin of ['http://localhost:5173', 'https://a.b.example', 'null']) {
       const res = await f.t.app.inject({ url: '/api/v1/user/oauth', headers: { ...f.auth(), origin } });
