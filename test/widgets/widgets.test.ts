@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { InjectOptions } from 'fastify';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { createPoll } from '../../src/modules/polls/polls.service.js';
 import { markShown, unshownAlerts } from '../../src/modules/widgets/alerts.service.js';
@@ -18,7 +19,7 @@ before(async () => {
 });
 after(() => w.close());
 
-const inject = (opts: Parameters<WidgetWorld['t']['app']['inject']>[0]) => w.t.app.inject(opts);
+const inject = (opts: InjectOptions) => w.t.app.inject(opts);
 
 describe('widget tokens', () => {
   test('pages and API need the current token: unknown → 404 page / 401 JSON; regenerated → old stops, new works', async () => {

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { AmountError, toMajor, toMinor } from '../../domain/money.js';
-import { avatarUrl } from '../../modules/accounts/accounts.resource.js';
 import { findUserByCode } from '../../modules/accounts/accounts.repository.js';
 import type { UserRow } from '../../modules/accounts/accounts.table.js';
 import { createDonation, DONATION_LIMITS } from '../../modules/donations/donations.service.js';
@@ -93,12 +92,12 @@ function pollBlock(poll: PollDetails | null, f: DonorForm, errors?: Record<strin
 }
 
 function donorPage(
-  streamer: UserRow, publicUrl: string, csrf: string, provider: PaymentProvider, goals: GoalDetails[], poll: PollDetails | null, f: DonorForm, errors?: Record<string, string[]>,
+  streamer: UserRow, csrf: string, provider: PaymentProvider, goals: GoalDetails[], poll: PollDetails | null, f: DonorForm, errors?: Record<string, string[]>,
 ): Html {
   const general = errors?.form;
   return html`<section class="card donor">
 <div class="donor-head">
-  <img class="donor-avatar" src="${avatarUrl(publicUrl, streamer)}" alt="" width="72" height="72">
+  <img class="donor-avatar" src="${streamer.avatar ?? `/avatars/${streamer.id}.svg`}" alt="" width="72" height="72">
   <div><h1>Support ${streamer.name}</h1><p class="muted">Your name, amount and message appear on the stream.</p></div>
 </div>
 ${goalsBlock(goals)}
@@ -136,7 +135,7 @@ const HTML = 'text/html; charset=utf-8';
 const head = html`<link rel="stylesheet" href="/static/widget-pages.css"><script src="/static/donor.js" defer></script>`;
 
 export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions): Promise<void> {
-  const { db, config } = app.ctx;
+  const { db } = app.ctx;
   const provider = opts.paymentProvider ?? testPaymentProvider;
   const tagKey = app.ctx.secrets.cookieSecret;
 
@@ -150,7 +149,7 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
   const render = async (request: FastifyRequest, reply: FastifyReply, streamer: UserRow, f: DonorForm, errors?: Record<string, string[]>, status = 200) => {
     const [goals, poll] = await Promise.all([listGoals(db, streamer.id, { state: 'active' }), getActivePoll(db, streamer.id)]);
     const csrf = reply.generateCsrf();
-    const body = donorPage(streamer, config.publicUrl, csrf, provider, goals, poll, f, errors);
+    const body = donorPage(streamer, csrf, provider, goals, poll, f, errors);
     return reply
       .status(status)
       .header('cache-control', 'no-store')

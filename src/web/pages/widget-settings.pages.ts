@@ -110,7 +110,7 @@ function variationRows(list: VariationView[], csrf: string, currency: string): H
   <td data-label="Minimum">${v.type === 'custom' ? '—' : `${v.min_amount} ${currency}`}</td>
   <td data-label="Duration">${(v.duration_ms / 1000).toFixed(1)} s</td>
   <td data-label="Layout">${LAYOUT_LABELS[v.layout]}</td>
-  <td data-label="Template"><code>${v.text_template}</code></td>
+  <td data-label="Template" class="template"><code>${v.text_template}</code></td>
   <td data-label="State">${v.enabled ? 'Enabled' : 'Disabled'}</td>
   <td class="actions">
     <form method="post" action="/dashboard/widgets/variations/${v.id}/test" class="inline"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="secondary">Send test alert</button></form>

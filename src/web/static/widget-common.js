@@ -62,6 +62,7 @@
     });
     sub.on('publication', function (ctx) { if (!stopped) onPublication(ctx.data, ctx); });
     sub.on('subscribed', function (ctx) {
+      window.OpenAlertsWidget.lastSubscribed = { wasRecovering: ctx.wasRecovering, recovered: ctx.recovered };
       document.body.setAttribute('data-state', 'live');
       if (!stopped && onSubscribed) onSubscribed(ctx);
     });

@@ -1,0 +1,47 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { IN_CI } from '../helper.js';
+
+/** Debian's chromium; a browser is never downloaded. */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+];
+export const SCREENSHOT_DIR = path.resolve('test-artifacts/screenshots');
+
+/**
+ * Why browser tests cannot run here, or false when they can. Without chromium they skip on a
+ * developer machine; in CI (CI set) a missing chromium is a failure, never a skip.
+ */
+export function chromiumMissing(): string | false {
+  if (fs.existsSync(CHROMIUM_PATH)) return false;
+  if (IN_CI) throw new Error(`${CHROMIUM_PATH} is required in CI (apt-get install chromium)`);
+  return `${CHROMIUM_PATH} is not installed`;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
+}
+
+/** Saves test-artifacts/screenshots/<name>.png (the folder is git-ignored). */
+export async function screenshot(page: Page, name: string, opts: { fullPage?: boolean } = {}): Promise<string> {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: opts.fullPage ?? true });
+  return file;
+}
+
+/**
+ * Collects what must never happen on our pages: uncaught errors and Content-Security-Policy
+ * violations (Chromium reports both on the console), so a test can assert the list is empty.
+ */
+export function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    const text = msg.text();
+    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(text)) problems.push(`${page.url()}: ${text}`);
+  });
+  return problems;
+}
