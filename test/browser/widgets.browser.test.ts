@@ -280,12 +280,16 @@ describe('pages in Chromium', { skip }, () => {
     assert.match(await card.$eval('.alert-title', (el) => el.textContent ?? ''), /^Test donor — /);
     await screenshot(page, 'widget-settings');
 
-    // Regenerating disconnects nothing at once, but the old URL is dead.
+    // Regenerating: the old URL is dead at once; the open widget stops at its next token check
+    // (every minute; run one now) and closes its socket.
     page.once('dialog', (d) => void d.accept());
     await page.click('form[action="/dashboard/widgets/token"] button');
     await page.waitForURL(/done=token/);
     const stale = await newPage();
     assert.equal((await stale.goto(`${base}/widget/alerts?token=${token}`))?.status(), 404);
+    await widget.evaluate(() => (window as any).OpenAlertsWidget.api('token').catch(() => {}));
+    await widget.waitForSelector('body[data-state="revoked"]', { timeout: 3000 });
+    await widget.waitForFunction(() => (window as any).__sockets.every((s: WebSocket) => s.readyState === WebSocket.CLOSED), undefined, { timeout: 3000 });
   });
 
   test('no page breaks the Content-Security-Policy (every page an administrator can reach, the widgets, /docs)', async () => {
