@@ -7,7 +7,7 @@ import { convertMinor } from '../../domain/rates.js';
 import { loadRates } from '../currencies/currencies.repository.js';
 import { raiseGoalsForDonation } from '../goals/goals.service.js';
 import { castDonationVote, voteInputErrors } from '../polls/polls.service.js';
-import { donationChannel } from '../outbox/channels.js';
+import { donationChannel, widgetChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import { insertDonation } from './donations.repository.js';
 import { toDonationResource, type DonationResource } from './donations.resource.js';
@@ -80,6 +80,8 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
     });
     const resource = toDonationResource(row, user.name);
     await enqueueEvent(tx, donationChannel(user.id), { ...resource, reason: 'default' });
+    // The streamer's own alerts widget listens on one channel for every alert type.
+    await enqueueEvent(tx, widgetChannel(user.id), { ...resource, reason: 'default' });
     return resource;
   });
 }
