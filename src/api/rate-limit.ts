@@ -1,6 +1,7 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { Redis } from 'ioredis';
+import { closeRedis } from '../db/redis.js';
 import { bearerToken } from '../oauth/bearer.js';
 import { sha256Hex } from '../security/crypto.js';
 
@@ -32,7 +33,7 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
     redis.on('error', (err) => app.log.warn({ err }, 'rate-limit Redis connection error'));
     const client = redis;
     app.addHook('onClose', async () => {
-      await client.quit().catch(() => client.disconnect());
+      await closeRedis(client);
     });
   }
   await app.register(rateLimit, {

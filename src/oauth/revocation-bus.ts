@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { closeRedis } from '../db/redis.js';
 import type { Revocation, TokenStore } from './token-store.js';
 
 type Logger = { warn(obj: object, msg?: string): void };
@@ -42,6 +43,6 @@ export class RevocationBus {
   async close(): Promise<void> {
     this.#detach();
     this.#sub.disconnect();
-    await this.#pub.quit().catch(() => this.#pub.disconnect());
+    await closeRedis(this.#pub);
   }
 }

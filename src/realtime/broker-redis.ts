@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { closeRedis } from '../db/redis.js';
 import type { Broker, HistoryOptions, HistoryResult, Publication, PublicationHandler, PublishOptions, StreamPosition } from './broker.js';
 import { newEpoch } from './broker.js';
 
@@ -152,7 +153,7 @@ export class RedisBroker implements Broker {
 
   async close(): Promise<void> {
     this.handler = null;
-    await Promise.allSettled([this.sub.quit(), this.ownsCmd ? this.cmd.quit() : Promise.resolve()]);
+    await Promise.allSettled([closeRedis(this.sub), this.ownsCmd ? closeRedis(this.cmd) : Promise.resolve()]);
   }
 
   private streamKey(channel: string): string {

@@ -124,12 +124,10 @@ describe('rate limit store failure', () => {
     app.addHook('onRequest', apiRateLimit(app));
     app.get('/probe', async () => ({ ok: true }));
     try {
-      const started = Date.now();
       const res = await app.inject({ url: '/probe' });
       assert.equal(res.statusCode, 200);
       assert.deepEqual(res.json(), { ok: true });
       assert.equal(res.headers['x-ratelimit-limit'], undefined);
-      assert.ok(Date.now() - started < 5000, 'bounded wait');
     } finally {
       await app.close();
     }

@@ -4,14 +4,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
-import { buildTestApp, IN_CI, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
+import { chromiumMissing, launchChromium } from '../browser/chromium.js';
+import { buildTestApp, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
 import { ROOT } from '../process.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = fs.existsSync(CHROMIUM);
-if (!hasChromium && IN_CI) throw new Error(`${CHROMIUM} is required in CI (apt-get install chromium)`);
 
 /**
  * The pinned client of the main TS library, centrifuge-js 2.8.5, unmodified, in a real browser on
@@ -19,7 +16,7 @@ if (!hasChromium && IN_CI) throw new Error(`${CHROMIUM} is required in CI (apt-g
  * credentialed cross-origin call with `X-Requested-With` (INTEROP §1 CORS), then it subscribes over
  * the legacy protocol and receives a donation.
  */
-describe('centrifuge-js 2.8.5 in Chromium with subscribeEndpoint', { skip: !hasChromium && 'no /usr/bin/chromium' }, () => {
+describe('centrifuge-js 2.8.5 in Chromium with subscribeEndpoint', { skip: chromiumMissing() }, () => {
   let t: TestApp;
   let base: string;
   let browser: Browser;
@@ -29,10 +26,7 @@ describe('centrifuge-js 2.8.5 in Chromium with subscribeEndpoint', { skip: !hasC
   before(async () => {
     t = await buildTestApp();
     base = await listen(t.app);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     // A third-party app's page, on its own origin, using the library as shipped.
     const bundle = fs.readFileSync(path.join(ROOT, 'node_modules/centrifuge2/dist/centrifuge.js'));
     appOrigin = http.createServer((req, res) => {
