@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { buildApp, type AppOverrides } from '../src/app.js';
 import { envToConfig, type Config } from '../src/config/config.js';
@@ -41,6 +42,25 @@ export function postgresAvailable(): Promise<boolean> {
     }
   })();
   return pgReachable;
+}
+
+let redisReachable: Promise<boolean> | undefined;
+/** Like postgresAvailable, for the Redis at TEST_REDIS_URL: skip without it, except in CI. */
+export function redisAvailable(): Promise<boolean> {
+  redisReachable ??= (async () => {
+    const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0 });
+    try {
+      await client.connect();
+      await client.ping();
+      return true;
+    } catch (err) {
+      if (IN_CI) throw new Error(`Redis at ${REDIS_URL} is required in CI: ${(err as Error).message}`);
+      return false;
+    } finally {
+      client.disconnect();
+    }
+  })();
+  return redisReachable;
 }
 
 /** The dialects a contract suite runs on: SQLite always, PostgreSQL when reachable (always in CI). */

@@ -4,23 +4,8 @@ import Fastify from 'fastify';
 import { apiRateLimit, registerRateLimit } from '../../src/api/rate-limit.js';
 import type { AppContext } from '../../src/app-context.js';
 import { loadSecrets } from '../../src/config/secrets.js';
-import { IN_CI, makeApp, REDIS_URL, testConfig } from '../helper.js';
-import { Redis } from 'ioredis';
+import { makeApp, REDIS_URL, redisAvailable, testConfig } from '../helper.js';
 import { apiFixture, json, type ApiFixture } from './helpers.js';
-
-async function redisAvailable(): Promise<boolean> {
-  const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0 });
-  try {
-    await client.connect();
-    await client.ping();
-    return true;
-  } catch (err) {
-    if (IN_CI) throw new Error(`Redis at ${REDIS_URL} is required in CI: ${(err as Error).message}`);
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
 
 const LIMIT = 5;
 

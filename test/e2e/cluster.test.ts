@@ -4,24 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import { loadSecrets } from '../../src/config/secrets.js';
 import { createApp } from '../../src/modules/apps/apps.service.js';
 import { TokenStore } from '../../src/oauth/token-store.js';
-import { IN_CI, makeUser, openTestDatabase, postgresAvailable, REDIS_URL, tempDir, type TestDatabase } from '../helper.js';
+import { makeUser, openTestDatabase, postgresAvailable, REDIS_URL, redisAvailable, tempDir, type TestDatabase } from '../helper.js';
 import { startServerProcess, type ServerProcess } from '../process.js';
-import { Redis } from 'ioredis';
 import { RawClient, waitFor } from './helpers.js';
-
-async function redisAvailable(): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0 });
-  try {
-    await redis.connect();
-    await redis.ping();
-    return true;
-  } catch (err) {
-    if (IN_CI) throw new Error(`Redis at ${REDIS_URL} is required in CI: ${(err as Error).message}`);
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
 
 const runnable = (await postgresAvailable()) && (await redisAvailable());
 
