@@ -1,5 +1,6 @@
 import type { ClientError } from '../errors.js';
 import type { Publication } from '../broker.js';
+import { DisconnectBadRequest } from '../disconnect.js';
 
 /**
  * Protocol-neutral commands. Each codec decodes its wire frames into these, and the client's
@@ -87,4 +88,77 @@ export function str(v: unknown): string | undefined {
 export function uint(v: unknown): number {
   const n = typeof v === 'string' ? Number(v) : v;
   return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0;
+}
+
+/**
+ * Method names in the order of Centrifugo's `MethodType` numbers (legacy `method: N`); v2 carries the
+ * same names as command keys.
+ */
+export const METHODS: readonly Method[] = [
+  'connect', 'subscribe', 'unsubscribe', 'publish', 'presence', 'presence_stats',
+  'history', 'ping', 'send', 'rpc', 'refresh', 'sub_refresh',
+];
+
+/**
+ * Both protocols send one JSON command per line, several lines per frame (INTEROP.md §5); blank lines
+ * are skipped and a line that isn't JSON disconnects with "bad request".
+ */
+export function decodeLines(frame: string, toCommand: (raw: unknown) => Command): Command[] {
+  const out: Command[] = [];
+  for (const line of frame.split('\n')) {
+    if (line.trim() === '') continue;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      throw DisconnectBadRequest;
+    }
+    out.push(toCommand(raw));
+  }
+  return out;
+}
+
+/** How a protocol carries a subscribe's start position and options. */
+export type SubscribeOptions = { offset: number; joinLeave: boolean; flag: number };
+
+/**
+ * Parameters → command, the same in both protocols once each has found the method and the parameter
+ * object (legacy with its keys already lower-cased, `since` included); only subscribe's position and
+ * options are protocol-specific.
+ */
+export function commandFromParams(
+  method: Method,
+  id: unknown,
+  p: Record<string, unknown>,
+  subscribeOptions: (p: Record<string, unknown>) => SubscribeOptions,
+): Command {
+  switch (method) {
+    case 'connect':
+    case 'refresh':
+      return { method, id, token: str(p.token) };
+    case 'subscribe':
+      return {
+        method, id, channel: str(p.channel), token: str(p.token), recover: p.recover === true,
+        epoch: str(p.epoch) ?? '', ...subscribeOptions(p),
+      };
+    case 'unsubscribe':
+      return { method, id, channel: str(p.channel) };
+    case 'sub_refresh':
+      return { method, id, channel: str(p.channel), token: str(p.token) };
+    case 'history': {
+      const since = isObject(p.since) ? p.since : undefined;
+      return {
+        method, id, channel: str(p.channel),
+        since: since ? { offset: uint(since.offset), epoch: str(since.epoch) ?? '' } : undefined,
+        limit: p.limit === undefined ? undefined : uint(p.limit), reverse: p.reverse === true,
+      };
+    }
+    default:
+      return { method, id } as Command;
+  }
+}
+
+/** A JSON array of publications, each spliced in by the protocol's own encoder. */
+export function encodeList(pubs: Publication[], encodePublication: (pub: Publication) => string): string {
+  return `[${pubs.map(encodePublication).join(',')}]`;
 }

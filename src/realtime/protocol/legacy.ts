@@ -1,7 +1,10 @@
 import type { Publication } from '../broker.js';
 import { DisconnectBadRequest } from '../disconnect.js';
 import type { ClientError } from '../errors.js';
-import { appendRaw, isObject, str, uint, type Codec, type Command, type Method } from './codec.js';
+import {
+  appendRaw, commandFromParams, decodeLines, encodeList, isObject, METHODS, uint,
+  type Codec, type Command, type Method,
+} from './codec.js';
 
 /**
  * Legacy JSON protocol of Centrifugo v2 / centrifuge-js 2.8.x (INTEROP.md §5 "Legacy protocol facts").
@@ -9,10 +12,6 @@ import { appendRaw, isObject, str, uint, type Codec, type Command, type Method }
  * `Id`/`Method`/`Params`), `method` a number or a name, several commands per frame split by `\n`.
  */
 
-const METHODS: readonly Method[] = [
-  'connect', 'subscribe', 'unsubscribe', 'publish', 'presence', 'presence_stats',
-  'history', 'ping', 'send', 'rpc', 'refresh', 'sub_refresh',
-];
 const BY_NAME = new Map<string, Method>(METHODS.map((m) => [m.replace('_', ''), m]));
 
 /** Push types; PUBLICATION (0) is omitted on the wire. */
@@ -40,37 +39,15 @@ function lowerKeys(o: Record<string, unknown>): Record<string, unknown> {
 function toCommand(raw: unknown): Command {
   if (!isObject(raw)) throw DisconnectBadRequest;
   const c = lowerKeys(raw);
-  const id = c.id;
   const p = isObject(c.params) ? lowerKeys(c.params) : {};
-  const m = method(c.method);
-  switch (m) {
-    case 'connect':
-    case 'refresh':
-      return { method: m, id, token: str(p.token) };
-    case 'subscribe': {
-      // centrifuge-js 2.x sends seq/gen when the server gave it seq, else offset;
-      // position = gen·2³² + seq (INTEROP.md §5 "Recovery").
-      const offset = p.seq !== undefined || p.gen !== undefined ? uint(p.gen) * TWO_32 + uint(p.seq) : uint(p.offset);
-      return {
-        method: m, id, channel: str(p.channel), token: str(p.token), recover: p.recover === true,
-        offset, epoch: str(p.epoch) ?? '', joinLeave: true, flag: 0,
-      };
-    }
-    case 'unsubscribe':
-      return { method: m, id, channel: str(p.channel) };
-    case 'sub_refresh':
-      return { method: m, id, channel: str(p.channel), token: str(p.token) };
-    case 'history': {
-      const since = isObject(p.since) ? lowerKeys(p.since) : undefined;
-      return {
-        method: m, id, channel: str(p.channel),
-        since: since ? { offset: uint(since.offset), epoch: str(since.epoch) ?? '' } : undefined,
-        limit: p.limit === undefined ? undefined : uint(p.limit), reverse: p.reverse === true,
-      };
-    }
-    default:
-      return { method: m, id } as Command;
-  }
+  if (isObject(p.since)) p.since = lowerKeys(p.since);
+  return commandFromParams(method(c.method), c.id, p, (p) => ({
+    // centrifuge-js 2.x sends seq/gen when the server gave it seq, else offset;
+    // position = gen·2³² + seq (INTEROP.md §5 "Recovery").
+    offset: p.seq !== undefined || p.gen !== undefined ? uint(p.gen) * TWO_32 + uint(p.seq) : uint(p.offset),
+    joinLeave: true,
+    flag: 0,
+  }));
 }
 
 function position(offset: number): { offset: number; seq: number; gen?: number } {
@@ -87,7 +64,7 @@ function encodePublication(pub: Publication): string {
 }
 
 function encodePublications(pubs: Publication[]): string {
-  return `[${pubs.map(encodePublication).join(',')}]`;
+  return encodeList(pubs, encodePublication);
 }
 
 function reply(id: unknown, result: string): string {
@@ -99,18 +76,7 @@ export const legacyCodec: Codec = {
   serverPing: null, // WebSocket ping frames, as Centrifugo v2; clients also ping with method 7
 
   decode(frame: string): Command[] {
-    const out: Command[] = [];
-    for (const line of frame.split('\n')) {
-      if (line.trim() === '') continue;
-      let raw: unknown;
-      try {
-        raw = JSON.parse(line);
-      } catch {
-        throw DisconnectBadRequest;
-      }
-      out.push(toCommand(raw));
-    }
-    return out;
+    return decodeLines(frame, toCommand);
   },
 
   connectReply(id, r) {

@@ -1,17 +1,15 @@
 import type { Publication } from '../broker.js';
 import { DisconnectBadRequest } from '../disconnect.js';
-import { appendRaw, isObject, str, uint, type Codec, type Command, type Method } from './codec.js';
+import {
+  appendRaw, commandFromParams, decodeLines, encodeList, isObject, METHODS, uint,
+  type Codec, type Command, type Method,
+} from './codec.js';
 
 /**
  * Modern JSON protocol (Centrifugo v4+, centrifuge-js ≥ 3): a command carries its method as a key
  * (`{id, connect:{…}}`, `{id, subscribe:{…}}`), replies answer under the same key, pushes are
  * `{push:{channel, pub|join|…}}`, the server pings with `{}` and the client answers `{}`.
  */
-
-const KEYS: readonly Method[] = [
-  'connect', 'subscribe', 'unsubscribe', 'publish', 'presence', 'presence_stats',
-  'history', 'ping', 'send', 'rpc', 'refresh', 'sub_refresh',
-];
 
 /** Subscribe `flag` bit asking for error 112 instead of `recovered:false` (centrifuge `client.go`). */
 export const FLAG_REJECT_UNRECOVERED = 2;
@@ -21,7 +19,7 @@ function toCommand(raw: unknown): Command {
   const id = raw.id;
   let m: Method = 'unknown';
   let p: Record<string, unknown> = {};
-  for (const k of KEYS) {
+  for (const k of METHODS) {
     if (raw[k] !== undefined && raw[k] !== null) {
       m = k;
       p = isObject(raw[k]) ? (raw[k] as Record<string, unknown>) : {};
@@ -29,30 +27,9 @@ function toCommand(raw: unknown): Command {
     }
   }
   if (m === 'unknown' && (id === undefined || id === 0)) return { method: 'pong' };
-  switch (m) {
-    case 'connect':
-    case 'refresh':
-      return { method: m, id, token: str(p.token) };
-    case 'subscribe':
-      return {
-        method: m, id, channel: str(p.channel), token: str(p.token), recover: p.recover === true,
-        offset: uint(p.offset), epoch: str(p.epoch) ?? '', joinLeave: p.join_leave === true, flag: uint(p.flag),
-      };
-    case 'unsubscribe':
-      return { method: m, id, channel: str(p.channel) };
-    case 'sub_refresh':
-      return { method: m, id, channel: str(p.channel), token: str(p.token) };
-    case 'history': {
-      const since = isObject(p.since) ? p.since : undefined;
-      return {
-        method: m, id, channel: str(p.channel),
-        since: since ? { offset: uint(since.offset), epoch: str(since.epoch) ?? '' } : undefined,
-        limit: p.limit === undefined ? undefined : uint(p.limit), reverse: p.reverse === true,
-      };
-    }
-    default:
-      return { method: m, id } as Command;
-  }
+  return commandFromParams(m, id, p, (p) => ({
+    offset: uint(p.offset), joinLeave: p.join_leave === true, flag: uint(p.flag),
+  }));
 }
 
 function encodePublication(pub: Publication): string {
@@ -68,18 +45,7 @@ export const v2Codec: Codec = {
   serverPing: '{}',
 
   decode(frame: string): Command[] {
-    const out: Command[] = [];
-    for (const line of frame.split('\n')) {
-      if (line.trim() === '') continue;
-      let raw: unknown;
-      try {
-        raw = JSON.parse(line);
-      } catch {
-        throw DisconnectBadRequest;
-      }
-      out.push(toCommand(raw));
-    }
-    return out;
+    return decodeLines(frame, toCommand);
   },
 
   connectReply(id, r) {
@@ -92,12 +58,12 @@ export const v2Codec: Codec = {
     if (r.wasRecovering) result.was_recovering = true;
     if (r.recovered) result.recovered = true;
     let encoded = JSON.stringify(result);
-    if (r.publications.length > 0) encoded = appendRaw(encoded, 'publications', `[${r.publications.map(encodePublication).join(',')}]`);
+    if (r.publications.length > 0) encoded = appendRaw(encoded, 'publications', encodeList(r.publications, encodePublication));
     return reply(id, 'subscribe', encoded);
   },
 
   historyReply(id, r) {
-    const pubs = `[${r.publications.map(encodePublication).join(',')}]`;
+    const pubs = encodeList(r.publications, encodePublication);
     return reply(id, 'history', appendRaw(JSON.stringify({ epoch: r.epoch, offset: r.offset }), 'publications', pubs));
   },
 
