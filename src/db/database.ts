@@ -101,11 +101,34 @@ export function openSqlite(file: string): SQLite.Database {
   return sqlite;
 }
 
+/**
+ * Kysely prepares every query anew; preparing costs about as much as running a short query, so
+ * statements are kept by SQL text (bounded LRU: IN-lists of varying length make new texts). Safe
+ * because Kysely runs one statement at a time on the single SQLite connection and never streams.
+ */
+function withStatementCache(sqlite: SQLite.Database, maxStatements = 500): { prepare(sql: string): SQLite.Statement; close(): void } {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    prepare(sql) {
+      let statement = statements.get(sql);
+      if (statement) {
+        statements.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (statements.size >= maxStatements) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(sql, statement);
+      return statement;
+    },
+    close: () => sqlite.close(),
+  };
+}
+
 export function createDatabase(config: DatabaseConfig): Database {
   const commits = commitListeners();
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
-    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: sqlite }, commits.fire) });
+    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, commits.fire) });
     return {
       db,
       dialect: 'sqlite',
