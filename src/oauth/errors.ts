@@ -20,11 +20,27 @@ export abstract class OAuthError extends Error {
   }
 }
 
+/**
+ * The class for one RFC error code: its code, its fixed description and its status. Subclasses that
+ * take something other than a required hint declare their own constructor.
+ */
+function rfcError<const E extends string>(error: E, description: string, status = 400) {
+  return class extends OAuthError {
+    readonly error = error;
+    override readonly status = status;
+    constructor(hint: string) {
+      super(description, hint);
+    }
+  };
+}
+
 /** RFC 6749 §5.2 / §4.1.2.1. */
-export class InvalidRequestError extends OAuthError {
-  readonly error = 'invalid_request';
+export class InvalidRequestError extends rfcError(
+  'invalid_request',
+  'The request is missing a required parameter, includes an invalid parameter value, includes a parameter more than once, or is otherwise malformed.',
+) {
   constructor(parameter: string, hint = `Check the \`${parameter}\` parameter`) {
-    super('The request is missing a required parameter, includes an invalid parameter value, includes a parameter more than once, or is otherwise malformed.', hint);
+    super(hint);
   }
 }
 
@@ -32,76 +48,65 @@ export class InvalidRequestError extends OAuthError {
  * RFC 6749 §5.2: 401; `WWW-Authenticate` naming the scheme the client tried when it used the
  * Authorization header.
  */
-export class InvalidClientError extends OAuthError {
-  readonly error = 'invalid_client';
-  override readonly status = 401;
+export class InvalidClientError extends rfcError('invalid_client', 'Client authentication failed', 401) {
   constructor(
     hint: string,
     readonly usedBasic = false,
   ) {
-    super('Client authentication failed', hint);
+    super(hint);
   }
 }
 
-export class InvalidGrantError extends OAuthError {
-  readonly error = 'invalid_grant';
-  constructor(hint: string) {
-    super(
-      'The provided authorization grant (e.g., authorization code, resource owner credentials) or refresh token is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
-      hint,
-    );
-  }
-}
+export class InvalidGrantError extends rfcError(
+  'invalid_grant',
+  'The provided authorization grant (e.g., authorization code, resource owner credentials) or refresh token is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
+) {}
 
-export class UnauthorizedClientError extends OAuthError {
-  readonly error = 'unauthorized_client';
-  constructor(hint: string) {
-    super('The authenticated client is not authorized to use this authorization grant type.', hint);
-  }
-}
+export class UnauthorizedClientError extends rfcError(
+  'unauthorized_client',
+  'The authenticated client is not authorized to use this authorization grant type.',
+) {}
 
-export class UnsupportedGrantTypeError extends OAuthError {
-  readonly error = 'unsupported_grant_type';
+export class UnsupportedGrantTypeError extends rfcError(
+  'unsupported_grant_type',
+  'The authorization grant type is not supported by the authorization server.',
+) {
   constructor(hint = 'Check that all required parameters have been provided') {
-    super('The authorization grant type is not supported by the authorization server.', hint);
+    super(hint);
   }
 }
 
-export class InvalidScopeError extends OAuthError {
-  readonly error = 'invalid_scope';
-  constructor(hint: string) {
-    super('The requested scope is invalid, unknown, or malformed', hint);
-  }
-}
+export class InvalidScopeError extends rfcError('invalid_scope', 'The requested scope is invalid, unknown, or malformed') {}
 
 /** RFC 6749 §4.1.2.1: the user (or the server) refused; sent to the client by redirect. */
-export class AccessDeniedError extends OAuthError {
-  readonly error = 'access_denied';
+export class AccessDeniedError extends rfcError('access_denied', 'The resource owner or authorization server denied the request.') {
   constructor(hint = 'The user denied the request') {
-    super('The resource owner or authorization server denied the request.', hint);
+    super(hint);
   }
 }
 
-export class UnsupportedResponseTypeError extends OAuthError {
-  readonly error = 'unsupported_response_type';
+export class UnsupportedResponseTypeError extends rfcError(
+  'unsupported_response_type',
+  'The authorization server does not support obtaining an authorization code using this method.',
+) {
   constructor(hint = 'Use response_type=code or response_type=token') {
-    super('The authorization server does not support obtaining an authorization code using this method.', hint);
+    super(hint);
   }
 }
 
 /** RFC 7009 §2.2.1. */
-export class UnsupportedTokenTypeError extends OAuthError {
-  readonly error = 'unsupported_token_type';
-  constructor(hint: string) {
-    super('The authorization server does not support the revocation of the presented token type.', hint);
-  }
-}
+export class UnsupportedTokenTypeError extends rfcError(
+  'unsupported_token_type',
+  'The authorization server does not support the revocation of the presented token type.',
+) {}
 
-export class ServerError extends OAuthError {
-  readonly error = 'server_error';
-  override readonly status = 500;
+export class ServerError extends rfcError(
+  'server_error',
+  'The authorization server encountered an unexpected condition which prevented it from fulfilling the request.',
+  500,
+) {
   constructor() {
-    super('The authorization server encountered an unexpected condition which prevented it from fulfilling the request.', 'Try again later');
+    super('Try again later');
   }
 }
 
