@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import type { OAuthClient } from './clients.js';
@@ -32,6 +33,22 @@ export interface ClientAuthContext {
   client?: OAuthClient;
   /** The client authenticated (or tried to) with HTTP Basic: 401s then carry WWW-Authenticate: Basic. */
   usedBasic: boolean;
+}
+
+/**
+ * The part of a token or revocation context taken from the request as is; client authentication
+ * (and with it `client`, `usedBasic`) is left to the `clientAuthenticated` check.
+ */
+export function clientRequestContext(request: FastifyRequest): ClientAuthContext & { readonly tokens: TokenStore } {
+  const { ctx: app } = request.server;
+  return {
+    params: (request.body ?? {}) as Params,
+    authorization: request.headers.authorization,
+    db: app.db,
+    encryptionKey: app.secrets.encryptionKey,
+    tokens: app.tokens,
+    usedBasic: false,
+  };
 }
 
 export interface TokenContext extends ClientAuthContext {

@@ -3,9 +3,8 @@ import { runChecks, type Check } from '../checks/check.js';
 import { clientAuthenticated } from '../checks/client-authenticated.js';
 import { paramsAreAnObject } from '../checks/params-are-an-object.js';
 import { tokenPresent } from '../checks/token-present.js';
-import { required, type RevokeContext } from '../context.js';
+import { clientRequestContext, required, type RevokeContext } from '../context.js';
 import { findAccessToken, findRefreshToken } from '../oauth.repository.js';
-import type { Params } from '../params.js';
 
 export const REVOKE_CHECKS: readonly Check<RevokeContext>[] = [paramsAreAnObject, clientAuthenticated, tokenPresent];
 
@@ -32,15 +31,7 @@ async function revokeAs(ctx: RevokeContext, kind: Kind, token: string, clientId:
  * caller does not own.
  */
 export async function revokeAction(request: FastifyRequest, reply: FastifyReply): Promise<Record<string, never>> {
-  const { ctx: app } = request.server;
-  const ctx: RevokeContext = {
-    params: (request.body ?? {}) as Params,
-    authorization: request.headers.authorization,
-    db: app.db,
-    encryptionKey: app.secrets.encryptionKey,
-    tokens: app.tokens,
-    usedBasic: false,
-  };
+  const ctx: RevokeContext = clientRequestContext(request);
   await runChecks(REVOKE_CHECKS, ctx);
   const clientId = required(ctx.client, 'client').id;
   const token = required(ctx.token, 'token');

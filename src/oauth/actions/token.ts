@@ -1,13 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Check } from '../checks/check.js';
-import { runChecks } from '../checks/check.js';
+import { runChecks, type Check } from '../checks/check.js';
 import { clientAuthenticated } from '../checks/client-authenticated.js';
 import { grantAllowedForClient } from '../checks/grant-allowed-for-client.js';
 import { grantTypeSupported, type GrantType } from '../checks/grant-type-supported.js';
 import { paramsAreAnObject } from '../checks/params-are-an-object.js';
-import { required, type TokenContext } from '../context.js';
+import { clientRequestContext, required, type TokenContext } from '../context.js';
 import { GRANTS } from '../grants/index.js';
-import type { Params } from '../params.js';
 
 /** Order matters: unknown grant types are reported before client authentication (as league/Passport). */
 export const TOKEN_CHECKS: readonly Check<TokenContext>[] = [paramsAreAnObject, grantTypeSupported, clientAuthenticated, grantAllowedForClient];
@@ -22,16 +20,7 @@ export interface TokenResponse {
 
 /** POST /oauth/token (RFC 6749 §3.2). Errors are thrown as OAuthError and shaped by the route's error handler. */
 export async function tokenAction(request: FastifyRequest, reply: FastifyReply): Promise<TokenResponse> {
-  const { ctx: app } = request.server;
-  const ctx: TokenContext = {
-    params: (request.body ?? {}) as Params,
-    authorization: request.headers.authorization,
-    db: app.db,
-    encryptionKey: app.secrets.encryptionKey,
-    tokens: app.tokens,
-    now: Date.now(),
-    usedBasic: false,
-  };
+  const ctx: TokenContext = { ...clientRequestContext(request), now: Date.now() };
   await runChecks(TOKEN_CHECKS, ctx);
   const grant = GRANTS[required(ctx.grantType, 'grantType') as GrantType];
   await runChecks(grant.checks, ctx);
