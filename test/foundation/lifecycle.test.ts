@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { loadSecrets } from '../../src/config/secrets.js';
+import { signConnectionToken } from '../../src/realtime/tokens.js';
+import { RawClient } from '../e2e/helpers.js';
 import { tempDir } from '../helper.js';
 import { runCli, startServerProcess } from '../process.js';
 
@@ -54,4 +57,18 @@ test('invalid configuration stops the start with a message naming the variable',
   assert.notEqual(res.code, 0);
   assert.match(res.stderr, /Invalid PORT: "eighty" is not a whole number/);
   assert.equal(res.stderr.includes('    at '), false, 'no stack trace');
+});
+
+test('SIGTERM closes real-time clients with 3001 so they reconnect, then exits cleanly', async () => {
+  const dataDir = tempDir();
+  const server = await startServerProcess({ DATA_DIR: dataDir });
+  const secret = loadSecrets({ dataDir, secretKey: null, realtimeTokenSecret: null }).realtimeTokenSecret;
+  const ws = await RawClient.open(`${server.url.replace('http', 'ws')}/connection/websocket`);
+  ws.send({ params: { token: await signConnectionToken(secret, 1, 60) }, id: 1 });
+  assert.match((await ws.reply(1)).result.client, /^[0-9a-f-]{36}$/);
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  assert.equal(await server.stop('SIGTERM'), 0);
+  const { code, reason } = await closed;
+  assert.equal(code, 3001);
+  assert.deepEqual(JSON.parse(reason), { reason: 'shutdown', reconnect: true });
 });
