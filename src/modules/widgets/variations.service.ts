@@ -3,11 +3,10 @@ import type { DB } from '../../db/schema.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import { AmountError, toMajor, toMinor } from '../../domain/money.js';
 import { httpUrlProblem } from '../custom-alerts/custom-alerts.service.js';
-import type { AlertLayout, AlertType, AlertVariationRow } from './widgets.table.js';
+import { ALERT_TYPES, LAYOUTS, type AlertLayout, type AlertType, type AlertVariationRow } from './widgets.table.js';
 
-export const ALERT_TYPES: readonly AlertType[] = ['donation', 'custom', 'merchandise-sale'];
+export { ALERT_TYPES, LAYOUTS };
 export const ALERT_TYPE_LABELS: Record<AlertType, string> = { donation: 'Donations', custom: 'Custom alerts', 'merchandise-sale': 'Merchandise sales' };
-export const LAYOUTS: readonly AlertLayout[] = ['image-above-text', 'image-left', 'text-only'];
 export const LAYOUT_LABELS: Record<AlertLayout, string> = { 'image-above-text': 'Image above text', 'image-left': 'Image left of text', 'text-only': 'Text only' };
 
 export const VARIATION_LIMITS = { name: 64, template: 255, url: 255, minDurationMs: 1000, maxDurationMs: 60_000, perUser: 50 } as const;
@@ -36,19 +35,8 @@ export interface VariationInput {
   enabled?: unknown;
 }
 
-/** What pages and the widget read: money as a major-unit number. */
-export interface VariationView {
-  id: number;
-  type: AlertType;
-  name: string;
-  min_amount: number;
-  duration_ms: number;
-  layout: AlertLayout;
-  text_template: string;
-  sound_url: string | null;
-  image_url: string | null;
-  enabled: number;
-}
+/** What pages and the widget read: the row without owner and timestamps, `min_amount` in major units. */
+export type VariationView = Omit<AlertVariationRow, 'user_id' | 'created_at' | 'updated_at'>;
 
 export function toVariationView(row: AlertVariationRow): VariationView {
   return {

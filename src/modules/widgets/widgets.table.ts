@@ -10,9 +10,11 @@ export interface WidgetTokensTable {
   created_at: number;
 }
 
-/** The three alert kinds the alerts widget shows (spec §1). */
-export type AlertType = 'donation' | 'custom' | 'merchandise-sale';
-export type AlertLayout = 'image-above-text' | 'image-left' | 'text-only';
+/** The three alert kinds the alerts widget shows (spec §1), in the order pages list them. */
+export const ALERT_TYPES = ['donation', 'custom', 'merchandise-sale'] as const;
+export type AlertType = (typeof ALERT_TYPES)[number];
+export const LAYOUTS = ['image-above-text', 'image-left', 'text-only'] as const;
+export type AlertLayout = (typeof LAYOUTS)[number];
 
 /** How one kind of alert looks; the widget picks the one with the highest `min_amount` ≤ the alert's amount. */
 export interface AlertVariationsTable {
