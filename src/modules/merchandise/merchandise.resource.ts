@@ -3,21 +3,15 @@ import { toMajor } from '../../domain/money.js';
 import type { MerchantRow } from '../merchants/merchants.table.js';
 import type { MerchandiseRow } from './merchandise.table.js';
 
-/** Spec §2 "Merchandise". */
-export interface MerchandiseResource {
-  id: number;
-  merchant: { identifier: string; name: string };
-  identifier: string;
+/**
+ * Spec §2 "Merchandise": the row as the API shows it — the merchant inlined, `title` parsed, prices in
+ * major units, `end_at` formatted; `is_active` the effective value.
+ */
+export type MerchandiseResource = Omit<MerchandiseRow, 'merchant_id' | 'title' | 'end_at' | 'created_at' | 'updated_at'> & {
+  merchant: Pick<MerchantRow, 'identifier' | 'name'>;
   title: Record<string, string>;
-  is_active: number;
-  is_percentage: number;
-  currency: string;
-  price_user: number;
-  price_service: number;
-  url: string | null;
-  img_url: string | null;
   end_at: string | null;
-}
+};
 
 /** Spec §3: `end_at` marks when merchandise becomes inactive — from then on it is inactive everywhere. */
 export function isMerchandiseActive(row: Pick<MerchandiseRow, 'is_active' | 'end_at'>, now = Date.now()): boolean {
