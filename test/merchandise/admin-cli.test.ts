@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import qs from 'qs';
@@ -9,6 +7,7 @@ import { startSession } from '../../src/modules/accounts/accounts.service.js';
 import { findApp } from '../../src/modules/apps/apps.service.js';
 import { listMerchantViews } from '../../src/modules/merchants/merchants.service.js';
 import { buildTestApp, makeApp, makeUser, openTestDatabase, type TestApp } from '../helper.js';
+import { runCli } from '../process.js';
 import { uniqueId } from './fixture.js';
 
 function cookiesOf(res: LightMyRequestResponse, jar: Record<string, string>): Record<string, string> {
@@ -71,33 +70,19 @@ describe('/admin/merchants', () => {
   });
 });
 
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/openalerts.js');
-
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 test('CLI: merchant create prints JSON; user show prints the balance', async () => {
   const testDb = await openTestDatabase('sqlite');
   try {
     const owner = await makeUser(testDb.database.db);
     const env = { ...testDb.env, DATA_DIR: path.dirname(testDb.env.DATABASE_URL!.slice('sqlite:'.length)) };
-    const app = JSON.parse((await cli(['app', 'create', '--owner', String(owner.id), '--name', 'Shop', '--redirect-uri', 'https://shop.example/cb'], env)).stdout);
-    const created = await cli(['merchant', 'create', '--app', String(app.client_id), '--identifier', 'acme', '--name', 'Acme'], env);
+    const app = JSON.parse((await runCli(['app', 'create', '--owner', String(owner.id), '--name', 'Shop', '--redirect-uri', 'https://shop.example/cb'], env)).stdout);
+    const created = await runCli(['merchant', 'create', '--app', String(app.client_id), '--identifier', 'acme', '--name', 'Acme'], env);
     assert.equal(created.code, 0, created.stderr);
     assert.deepEqual({ ...JSON.parse(created.stdout), created_at: 'x' }, { id: 1, client_id: app.client_id, identifier: 'acme', name: 'Acme', created_at: 'x' });
-    const again = await cli(['merchant', 'create', '--app', String(app.client_id), '--identifier', 'acme', '--name', 'Acme'], env);
+    const again = await runCli(['merchant', 'create', '--app', String(app.client_id), '--identifier', 'acme', '--name', 'Acme'], env);
     assert.notEqual(again.code, 0);
     assert.match(again.stderr, /identifier: The identifier has already been taken/);
-    const shown = JSON.parse((await cli(['user', 'show', String(owner.id)], env)).stdout);
+    const shown = JSON.parse((await runCli(['user', 'show', String(owner.id)], env)).stdout);
     assert.deepEqual(shown.balance, { currency: 'USD', amount: 0, amount_minor: 0, by_currency: {} });
   } finally {
     await testDb.drop();
