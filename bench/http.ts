@@ -12,12 +12,9 @@
  * one, so the load generator never runs on the servers' loop. Both servers live in that child and
  * are hammered in turns, so they see the same machine state.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { alternateRounds, autocannon, benchApp, isServerProcess, machine, median, startServer } from './lib.js';
 
 const STREAMERS = 100;
 const PER_STREAMER = 1000;
@@ -32,26 +29,15 @@ interface Ready {
   seedMs: number;
   donations: number;
 }
-interface AutocannonResult {
-  requests: { average: number };
-  latency: { p50: number; p99: number };
-  errors: number;
-  non2xx: number;
-}
-type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
 async function serve(): Promise<void> {
-  const fs = await import('node:fs');
   const { default: Fastify } = await import('fastify');
-  const { buildApp } = await import('../src/app.js');
-  const { envToConfig } = await import('../src/config/config.js');
   const { readCacheSwitch } = await import('../src/api/read-cache.js');
   const { createApp } = await import('../src/modules/apps/apps.service.js');
 
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openalerts-bench-'));
   // A limit no run reaches, so throttling never skews the numbers (the limiter still runs).
-  const config = envToConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', PUBLIC_URL: 'https://alerts.example.com' });
-  const app = await buildApp(config, { logger: false });
+  const bench = await benchApp({ RATE_LIMIT_PER_MINUTE: '1000000', PUBLIC_URL: 'https://alerts.example.com' });
+  const { app } = bench;
   const db = app.ctx.db;
 
   const seedStart = performance.now();
@@ -110,8 +96,8 @@ async function serve(): Promise<void> {
 
   process.on('message', async (msg: ToServer) => {
     if (msg === 'stop') {
-      await Promise.all([app.close(), bare.close()]);
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await Promise.all([bench.close(), bare.close()]);
+      process.send!({ stopped: null });
       process.exit(0);
     }
     readCacheSwitch.enabled = msg.cache;
@@ -135,17 +121,12 @@ async function drive(): Promise<void> {
   const rounds = Number(values.rounds);
   const duration = Number(values.duration);
   const connections = Number(values.connections);
-  const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  const child = fork(fileURLToPath(import.meta.url), ['--serve'], { execArgv: ['--import', 'tsx', ...profile], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const info = await new Promise<Ready>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as Ready));
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  const cpu = os.cpus();
+  const server = await startServer<Ready>(import.meta.url, { execArgv: profile, inheritOutput: true });
+  const { child, ready: info } = server;
   console.log(`seeded ${info.donations} donations in ${(info.seedMs / 1000).toFixed(1)} s; response body ${info.bytes} bytes`);
-  console.log(`machine: ${cpu.length} CPUs (${cpu[0]?.model}), Node ${process.version}; ${connections} connections, ${rounds} × ${duration} s per side`);
+  console.log(`machine: ${machine()}; ${connections} connections, ${rounds} × ${duration} s per side`);
 
   const api = { url: `${info.apiAddress}/api/v1/alerts/donations?page=1`, headers: { authorization: `Bearer ${info.accessToken}` } };
   const targets: Record<Side, { url: string; headers: Record<string, string> }> = { api, nocache: api, bare: { url: `${info.bareAddress}/bare`, headers: {} } };
@@ -159,20 +140,19 @@ async function drive(): Promise<void> {
   const sides = (['api', 'nocache', 'bare'] as Side[]).filter((s) => !values.only || s === values.only);
   for (const side of sides) await run(side, 2); // warm-up: JIT, caches
 
-  const rps: Record<Side, number[]> = { api: [], nocache: [], bare: [] };
-  for (let round = 1; round <= rounds; round++) {
-    // Rotate the order, so no side always runs after the same one.
-    const order = sides.map((_, i) => sides[(i + round - 1) % sides.length]!);
-    for (const side of order) {
+  const rps = await alternateRounds(
+    rounds,
+    sides,
+    async (side, round) => {
       const r = await run(side, duration);
-      rps[side].push(r.requests.average);
-      console.log(`round ${round} ${side.padEnd(7)} ${r.requests.average.toFixed(0).padStart(6)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms`);
-    }
-  }
-  child.send('stop' satisfies ToServer);
+      console.log(`round ${round + 1} ${side.padEnd(7)} ${r.requests.average.toFixed(0).padStart(6)} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms`);
+      return r.requests.average;
+    },
+    { rotate: true },
+  );
+  await server.stop();
   if (values.only) return;
 
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const ratio = (side: Side) => {
     const perRound = rps[side].map((a, i) => ((a / rps.bare[i]!) * 100).toFixed(0)).join(' / ');
     return `${median(rps[side]).toFixed(0)} req/s = ${((median(rps[side]) / median(rps.bare)) * 100).toFixed(1)} % of bare (per round ${perRound} %)`;
@@ -182,5 +162,5 @@ async function drive(): Promise<void> {
   console.log(`  api, page cache off (query path): ${ratio('nocache')}`);
 }
 
-if (process.argv.includes('--serve')) await serve();
+if (isServerProcess) await serve();
 else await drive();

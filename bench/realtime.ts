@@ -20,6 +20,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { MemoryBroker } from '../src/realtime/broker-memory.js';
 import { RealtimeNode } from '../src/realtime/node.js';
 import { signChannelToken, signConnectionToken } from '../src/realtime/tokens.js';
+import { alternateRounds, median, numberArg as arg } from './lib.js';
 
 const SECRET = 'bench-secret';
 const CHANNEL = '$alerts:donation_1';
@@ -229,13 +230,6 @@ async function clients(): Promise<void> {
 // ---------------------------------------------------------------------------------------------------
 // Orchestrator.
 
-function arg(name: string, dflt: number): number {
-  const a = process.argv.find((x) => x.startsWith(`--${name}=`));
-  return a ? Number(a.split('=')[1]) : dflt;
-}
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 function percentile(hist: number[], p: number): number {
   const total = hist.reduce((a, b) => a + b, 0);
   let acc = 0;
@@ -276,10 +270,10 @@ async function main(): Promise<void> {
       await Promise.all(group.map((c, i) => call(c, 'connect', { kind, port: ports[kind], count: share(n, i) })));
       await waitCount(servers[kind], n);
     }
-    const rate: Record<string, number[]> = { raw: [], node: [] };
-    const cpu: Record<string, number[]> = { raw: [], node: [] };
-    for (let r = 0; r < rounds; r++) {
-      for (const kind of (r % 2 === 0 ? ['raw', 'node'] : ['node', 'raw']) as ('raw' | 'node')[]) {
+    const burst = await alternateRounds(
+      rounds,
+      ['raw', 'node'] as const,
+      async (kind) => {
         await Promise.all(group.map((c) => call(c, 'expect', { kind, messages })));
         const cpu0 = await call<NodeJS.CpuUsage>(servers[kind], 'cpu');
         const t0 = now();
@@ -287,12 +281,14 @@ async function main(): Promise<void> {
         const ends = await Promise.all(group.map((c) => call<number>(c, 'done')));
         const elapsed = Math.max(...ends) - t0;
         const cpu1 = await call<NodeJS.CpuUsage>(servers[kind], 'cpu');
-        rate[kind]!.push((n * messages) / (elapsed / 1000));
-        cpu[kind]!.push((cpu1.user - cpu0.user + cpu1.system - cpu0.system) / (n * messages));
         await sleep(200);
-      }
-    }
-    const [rr, nr, rc, nc] = [median(rate.raw!), median(rate.node!), median(cpu.raw!), median(cpu.node!)];
+        return { rate: (n * messages) / (elapsed / 1000), cpu: (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / (n * messages) };
+      },
+      { rotate: true },
+    );
+    const rate = (kind: 'raw' | 'node'): number => median(burst[kind].map((b) => b.rate));
+    const cpu = (kind: 'raw' | 'node'): number => median(burst[kind].map((b) => b.cpu));
+    const [rr, nr, rc, nc] = [rate('raw'), rate('node'), cpu('raw'), cpu('node')];
     console.log(
       `${n} | ${rr.toFixed(0)} | ${nr.toFixed(0)} | ${(nr / rr).toFixed(2)} | ${rc.toFixed(2)} | ${nc.toFixed(2)} | ${(rc / nc).toFixed(2)}`,
     );

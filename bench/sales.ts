@@ -10,25 +10,8 @@
  * work — so the ratio says what the sale costs over Fastify itself on this machine. At the end the
  * number of sales in the database must equal the number of 201s.
  */
-import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-/** The part of autocannon's API used here (the package ships no type declarations). */
-interface AutocannonResult {
-  requests: { average: number };
-  latency: { p50: number; p99: number };
-  '2xx': number;
-  non2xx: number;
-  errors: number;
-  statusCodeStats: Record<string, { count: number }>;
-}
-type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
-const AUTOCANNON: string = 'autocannon';
-const autocannon = ((await import(AUTOCANNON)) as { default: Autocannon }).default;
+import { alternateRounds, autocannon, isServerProcess, median, numberArg, printReport, serveBenchApp, startServer, type AutocannonResult } from './lib.js';
 
 interface Seed {
   url: string;
@@ -39,50 +22,41 @@ interface Seed {
   merchandiseIdentifier: string;
 }
 
-const arg = (name: string, fallback: number) => {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? Number(hit.split('=')[1]) : fallback;
-};
-
 async function server(): Promise<void> {
-  const { buildApp } = await import('../src/app.js');
-  const { envToConfig } = await import('../src/config/config.js');
   const { createAccount } = await import('../src/modules/accounts/accounts.service.js');
   const { createApp, setMerchandiseAccess } = await import('../src/modules/apps/apps.service.js');
   const { createMerchant } = await import('../src/modules/merchants/merchants.service.js');
   const { createMerchandise } = await import('../src/modules/merchandise/merchandise.service.js');
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openalerts-bench-'));
   // The per-application API limit would cap the run at 60/min; raise it to its maximum.
-  const config = envToConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000' });
-  const app = await buildApp(config, { logger: false });
-  app.post('/bench/baseline', async (_request, reply) => reply.status(201).send({ data: {} }));
-  const db = app.ctx.db;
-  const owner = await createAccount(db, { email: 'merchant@example.test', password: 'correct horse battery', name: 'Bench Merchant' });
-  const streamer = await createAccount(db, { email: 'streamer@example.test', password: 'correct horse battery', name: 'Bench Streamer', currency: 'EUR' });
-  const { app: client, clientSecret } = await createApp(db, app.ctx.secrets.encryptionKey, { ownerId: owner.id, name: 'Bench shop', redirectUris: ['https://bench.example.test/cb'] });
-  await setMerchandiseAccess(db, client.client_id, true);
-  const merchant = await createMerchant(db, { clientId: client.client_id, identifier: 'bench-shop', name: 'Bench Shop' });
-  await createMerchandise(db, client.client_id, {
-    merchantIdentifier: merchant.identifier,
-    identifier: 'hoodie',
-    title: { en_US: 'Hoodie' },
-    isActive: 1,
-    isPercentage: 1,
-    currency: 'USD',
-    priceUser: 1250,
-    priceService: 500,
-  });
-  const grantId = await app.ctx.tokens.createGrant(db, { clientId: client.client_id, userId: null, scopes: [], kind: 'client_credentials' });
-  const { accessToken } = await app.ctx.tokens.issue(db, { grantId, clientId: client.client_id, userId: null, scopes: [] }, false);
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  process.send!({ url: address, token: accessToken, clientSecret, userId: streamer.id, merchantIdentifier: merchant.identifier, merchandiseIdentifier: 'hoodie' } satisfies Seed);
-  process.on('message', async () => {
-    const count = await db.selectFrom('merchandise_sales').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    process.send!({ sales: Number(count.n) });
-    await app.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    process.exit(0);
-  });
+  await serveBenchApp(
+    { RATE_LIMIT_PER_MINUTE: '1000000' },
+    async (app): Promise<Omit<Seed, 'url'>> => {
+      app.post('/bench/baseline', async (_request, reply) => reply.status(201).send({ data: {} }));
+      const db = app.ctx.db;
+      const owner = await createAccount(db, { email: 'merchant@example.test', password: 'correct horse battery', name: 'Bench Merchant' });
+      const streamer = await createAccount(db, { email: 'streamer@example.test', password: 'correct horse battery', name: 'Bench Streamer', currency: 'EUR' });
+      const { app: client, clientSecret } = await createApp(db, app.ctx.secrets.encryptionKey, { ownerId: owner.id, name: 'Bench shop', redirectUris: ['https://bench.example.test/cb'] });
+      await setMerchandiseAccess(db, client.client_id, true);
+      const merchant = await createMerchant(db, { clientId: client.client_id, identifier: 'bench-shop', name: 'Bench Shop' });
+      await createMerchandise(db, client.client_id, {
+        merchantIdentifier: merchant.identifier,
+        identifier: 'hoodie',
+        title: { en_US: 'Hoodie' },
+        isActive: 1,
+        isPercentage: 1,
+        currency: 'USD',
+        priceUser: 1250,
+        priceService: 500,
+      });
+      const grantId = await app.ctx.tokens.createGrant(db, { clientId: client.client_id, userId: null, scopes: [], kind: 'client_credentials' });
+      const { accessToken } = await app.ctx.tokens.issue(db, { grantId, clientId: client.client_id, userId: null, scopes: [] }, false);
+      return { token: accessToken, clientSecret, userId: streamer.id, merchantIdentifier: merchant.identifier, merchandiseIdentifier: 'hoodie' };
+    },
+    async (app) => {
+      const count = await app.ctx.db.selectFrom('merchandise_sales').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      return Number(count.n);
+    },
+  );
 }
 
 /** Signed bodies prepared ahead, so the client spends its CPU on sending, not hashing. */
@@ -106,11 +80,12 @@ function signedBodies(seed: Seed, count: number, runId: string): string[] {
 }
 
 async function main(): Promise<void> {
-  const connections = arg('connections', 32);
-  const seconds = arg('seconds', 5);
-  const rounds = arg('rounds', 3);
-  const child = fork(fileURLToPath(import.meta.url), ['--server'], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [])] });
-  const seed = await new Promise<Seed>((resolve) => child.once('message', (m) => resolve(m as Seed)));
+  const connections = numberArg('connections', 32);
+  const seconds = numberArg('seconds', 5);
+  const rounds = numberArg('rounds', 3);
+  const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
+  const server = await startServer<Seed>(import.meta.url, { execArgv: profile });
+  const seed = server.ready;
   const bodies = signedBodies(seed, 12_000 * (seconds * rounds + 2), Date.now().toString(36));
   const baselineBody = bodies[bodies.length - 1]!;
   let next = 0;
@@ -125,45 +100,29 @@ async function main(): Promise<void> {
 
   const warmUp = await run('sale', 2); // JIT, page cache; its sales count in the final check
   await run('baseline', 1);
-  const sales: AutocannonResult[] = [];
-  const baselines: AutocannonResult[] = [];
-  for (let i = 0; i < rounds; i++) {
-    baselines.push(await run('baseline', seconds));
-    sales.push(await run('sale', seconds));
-  }
-  child.send('count');
-  const { sales: stored } = await new Promise<{ sales: number }>((resolve) => child.once('message', (m) => resolve(m as { sales: number })));
+  const { baseline: baselines, sale: sales } = await alternateRounds(rounds, ['baseline', 'sale'] as const, (target) => run(target, seconds));
+  const stored = (await server.stop()) as number;
   const created201 = [warmUp, ...sales].reduce((n, r) => n + (r.statusCodeStats['201']?.count ?? 0), 0);
   const rps = (r: AutocannonResult[]) => r.map((x) => Math.round(x.requests.average));
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const saleRps = rps(sales);
   const baseRps = rps(baselines);
-  const cpu = os.cpus();
-  console.log(
-    JSON.stringify(
-      {
-        benchmark: 'POST /api/v1/merchandise_sale, signed, new sale per request; SQLite WAL synchronous=FULL (group commit)',
-        machine: `${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}`,
-        connections,
-        seconds_per_round: seconds,
-        sale_requests_per_second: saleRps,
-        baseline_requests_per_second: baseRps,
-        sale_median: median(saleRps),
-        baseline_median: median(baseRps),
-        ratio_sale_to_baseline: Number((median(saleRps) / median(baseRps)).toFixed(3)),
-        sale_latency_ms: sales.map((r) => ({ p50: r.latency.p50, p99: r.latency.p99 })),
-        sale_non_2xx: sales.reduce((n, r) => n + r.non2xx, 0),
-        sale_errors: sales.reduce((n, r) => n + r.errors, 0),
-        sale_201_responses_including_warm_up: created201,
-        sales_in_database: stored,
-        // Requests still in flight when a round ends commit without their 201 being counted: at most `connections` per round.
-        every_201_durable: stored >= created201,
-      },
-      null,
-      2,
-    ),
-  );
+  printReport('POST /api/v1/merchandise_sale, signed, new sale per request; SQLite WAL synchronous=FULL (group commit)', {
+    connections,
+    seconds_per_round: seconds,
+    sale_requests_per_second: saleRps,
+    baseline_requests_per_second: baseRps,
+    sale_median: median(saleRps),
+    baseline_median: median(baseRps),
+    ratio_sale_to_baseline: Number((median(saleRps) / median(baseRps)).toFixed(3)),
+    sale_latency_ms: sales.map((r) => ({ p50: r.latency.p50, p99: r.latency.p99 })),
+    sale_non_2xx: sales.reduce((n, r) => n + r.non2xx, 0),
+    sale_errors: sales.reduce((n, r) => n + r.errors, 0),
+    sale_201_responses_including_warm_up: created201,
+    sales_in_database: stored,
+    // Requests still in flight when a round ends commit without their 201 being counted: at most `connections` per round.
+    every_201_durable: stored >= created201,
+  });
 }
 
-if (process.argv[2] === '--server') await server();
+if (isServerProcess) await server();
 else await main();

@@ -1,0 +1,132 @@
+/**
+ * What the benches share: the server process (a fork of the bench file itself, so the load generator
+ * never runs on the server's event loop), alternating rounds, and the report.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+
+/** The part of autocannon's API the benches use (the package ships no type declarations). */
+export interface AutocannonResult {
+  requests: { average: number };
+  latency: { p50: number; p99: number };
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+export const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<AutocannonResult>;
+
+/** `--name=N` from the command line, else `fallback`. */
+export function numberArg(name: string, fallback: number): number {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? Number(hit.split('=')[1]) : fallback;
+}
+
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export function machine(): string {
+  const cpu = os.cpus();
+  return `${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}`;
+}
+
+/** Prints the result as one JSON object: what was measured, on what machine, then the numbers. */
+export function printReport(benchmark: string, numbers: Record<string, unknown>): void {
+  console.log(JSON.stringify({ benchmark, machine: machine(), ...numbers }, null, 2));
+}
+
+/** True in the forked server process (see `startServer`). */
+export const isServerProcess = process.argv[2] === '--server';
+
+export interface ServerHandle<Ready> {
+  child: ChildProcess;
+  /** The server's first message: its address and whatever the bench seeded. */
+  ready: Ready;
+  /** Asks the server to finish (`serveBenchApp`); resolves with its `onStop` answer. */
+  stop(): Promise<unknown>;
+}
+
+/**
+ * Forks `benchFile` (a bench's `import.meta.url`) with `--server` and `args`, and waits for its first
+ * message. `execArgv` adds Node flags (a CPU profile); `inheritOutput` shows the server's stdout/stderr.
+ */
+export async function startServer<Ready>(
+  benchFile: string,
+  options: { args?: string[]; execArgv?: string[]; inheritOutput?: boolean } = {},
+): Promise<ServerHandle<Ready>> {
+  const child = fork(fileURLToPath(benchFile), ['--server', ...(options.args ?? [])], {
+    execArgv: ['--import', 'tsx', ...(options.execArgv ?? [])],
+    ...(options.inheritOutput ? { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] } : {}),
+  });
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as Ready));
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return {
+    child,
+    ready,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve((m as { stopped: unknown }).stopped));
+        child.send('stop');
+      }),
+  };
+}
+
+/** The app as `openalerts serve` builds it, on a SQLite file in a fresh temp dir (production durability). */
+export async function benchApp(env: Record<string, string> = {}): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+  const { buildApp } = await import('../src/app.js');
+  const { envToConfig } = await import('../src/config/config.js');
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openalerts-bench-'));
+  const app = await buildApp(envToConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env }), { logger: false });
+  return {
+    app,
+    async close() {
+      await app.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The server process of a bench run by `startServer`: `seed` prepares data on a `benchApp`, then the
+ * app listens and sends `{url, ...seeded}`. On the parent's `stop`, `onStop` runs on the still open
+ * app (a final count), its answer goes back, and the process cleans up and exits.
+ */
+export async function serveBenchApp<Seeded extends object>(
+  env: Record<string, string>,
+  seed: (app: FastifyInstance) => Promise<Seeded>,
+  onStop: (app: FastifyInstance) => Promise<unknown> = async () => null,
+): Promise<void> {
+  const bench = await benchApp(env);
+  const seeded = await seed(bench.app);
+  const url = await bench.app.listen({ port: 0, host: '127.0.0.1' });
+  process.send!({ url, ...seeded });
+  process.once('message', async () => {
+    process.send!({ stopped: await onStop(bench.app) });
+    await bench.close();
+    process.exit(0);
+  });
+}
+
+/**
+ * Runs every side once per round, in turns, so all sides see the same machine state; with `rotate`
+ * the order shifts each round, so no side always runs right after the same one.
+ */
+export async function alternateRounds<Side extends string, R>(
+  rounds: number,
+  sides: readonly Side[],
+  run: (side: Side, round: number) => Promise<R>,
+  { rotate = false } = {},
+): Promise<Record<Side, R[]>> {
+  const results = Object.fromEntries(sides.map((s) => [s, [] as R[]])) as Record<Side, R[]>;
+  for (let round = 0; round < rounds; round++) {
+    const order = rotate ? sides.map((_, i) => sides[(i + round) % sides.length]!) : sides;
+    for (const side of order) results[side].push(await run(side, round));
+  }
+  return results;
+}
