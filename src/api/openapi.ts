@@ -8,8 +8,12 @@ const DESCRIPTION = `A self-hostable donation-alerts service, compatible with th
 * **Authentication**: OAuth 2.0 (RFC 6749). Send \`Authorization: Bearer <access_token>\`; each operation names the scope it needs.
 * **Request bodies**: \`application/x-www-form-urlencoded\` (bracket notation and repeated keys), \`multipart/form-data\` or \`application/json\`.
 * **Errors**: \`400\` \`{"message", "errors": {"field": ["..."]}}\`; \`401\` \`{"message":"Unauthenticated."}\` with \`WWW-Authenticate: Bearer\`; \`403\` insufficient scope with \`WWW-Authenticate: Bearer error="insufficient_scope"\`; \`404\` / \`413\` / \`500\` \`{"message"}\`.
+* **OAuth endpoints** (\`/oauth/token\`, \`/oauth/revoke\`) answer errors as \`{"error", "error_description", "hint", "message"}\` (RFC 6749 §5.2 codes), \`400\`, or \`401\` for \`invalid_client\`.
+* **Merchandise API**: the merchant application's bearer token plus a \`signature\` parameter (see the \`merchantSignature\` scheme).
 * **Rate limit**: per application, per minute. Every API response carries \`X-RateLimit-Limit\` and \`X-RateLimit-Remaining\`; over the limit, \`429\` \`{"message":"Too Many Attempts."}\` with \`Retry-After\` (seconds) and \`X-RateLimit-Reset\` (unix time).
 * **Date-times**: \`YYYY-MM-DD HH:MM:SS\`, UTC. Money: numbers in major units.`;
+
+const MERCHANT_SIGNATURE = `Merchandise API requests carry a \`signature\` parameter (spec 5.5, INTEROP §3), in the body or the query string, besides the bearer token of the merchant's application (any grant; a \`client_credentials\` token will do; no scope). It is the lowercase hex SHA-256 of: the values of every other received parameter (query and body, not the path; unknown keys included; nested values such as \`title[en_US]\` flattened), each as the string sent, sorted — plain code-unit order or PHP \`sort()\` order, either is accepted — and concatenated without separator, followed by the application's \`client_secret\`. Missing: 400; wrong: 403 \`{"message":"Invalid signature."}\`.`;
 
 type RouteSchema = Record<string, unknown> | undefined;
 const DOCUMENTING_KEYS = ['body', 'querystring', 'params', 'response', 'summary', 'description'];
@@ -37,8 +41,27 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
               clientCredentials: { tokenUrl: `${base}/oauth/token`, scopes: { ...SCOPES } },
             },
           },
+          merchantSignature: {
+            type: 'apiKey',
+            in: 'query',
+            name: 'signature',
+            description: MERCHANT_SIGNATURE,
+          },
+          clientSecretBasic: {
+            type: 'http',
+            scheme: 'basic',
+            description: 'Client authentication at /oauth/token and /oauth/revoke (RFC 6749 §2.3.1): `client_id:client_secret`, each form-urlencoded. Alternatively send `client_id` and `client_secret` in the body; public clients send `client_id` alone.',
+          },
         },
       },
+      tags: [
+        { name: 'User' },
+        { name: 'Donations' },
+        { name: 'Custom alerts' },
+        { name: 'Real-time', description: 'Tokens for private channels of the Centrifuge-compatible WebSocket at `/connection/websocket` (spec 6).' },
+        { name: 'Merchandise API', description: `Server to server, for merchants. ${MERCHANT_SIGNATURE}` },
+        { name: 'OAuth 2.0', description: 'The authorization server (RFC 6749, RFC 7009, RFC 8414).' },
+      ],
     },
     transform: ({ schema, url }) => {
       const s = schema as RouteSchema;

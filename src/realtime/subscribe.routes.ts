@@ -1,5 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { apiErrorResponses } from '../api/schemas.js';
+import { apiErrorResponses, bodyTooLarge, MessageBody } from '../api/schemas.js';
 import { ForbiddenError, InsufficientScopeError } from '../domain/errors.js';
 import { requireToken } from '../oauth/bearer.js';
 import { channelAccess } from './channel-access.js';
@@ -32,8 +32,18 @@ export const centrifugeSubscribeRoutes: FastifyPluginAsyncTypebox = async (app) 
           'Channels: `$alerts:donation_<user_id>` (oauth-donation-subscribe), `$goals:goal_<user_id>` (oauth-goal-subscribe), `$polls:poll_<user_id>` (oauth-poll-subscribe). Body is JSON (also accepted as text/plain).',
         tags: ['Real-time'],
         security: [{ oauth2: ['oauth-donation-subscribe'] }, { oauth2: ['oauth-goal-subscribe'] }, { oauth2: ['oauth-poll-subscribe'] }],
+        consumes: ['application/json', 'text/plain'],
         body: SubscribeBody,
-        response: { 200: SubscribeReply, ...apiErrorResponses('oauth-donation-subscribe') },
+        response: {
+          200: { ...SubscribeReply, description: 'A token per distinct channel, valid for 24 hours.' },
+          ...apiErrorResponses('oauth-donation-subscribe'),
+          403: {
+            ...MessageBody,
+            description:
+              'A channel is not one of the token user’s, or the token lacks its scope (`WWW-Authenticate: Bearer error="insufficient_scope", scope="<the channel’s scope>"`), or the token has no user (a client-credentials token).',
+          },
+          ...bodyTooLarge,
+        },
       },
       onRequest: requireToken(),
     },

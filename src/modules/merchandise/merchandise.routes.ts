@@ -1,8 +1,19 @@
 import type { FastifyInstance } from 'fastify';
+import { MessageBody } from '../../api/schemas.js';
 import { ValidationError } from '../../domain/errors.js';
 import { bodyOf, signedRoute } from '../merchants/signed-route.js';
 import { salesRoutes } from '../sales/sales.routes.js';
 import { readMerchandiseInput, readPathIdentifiers } from './merchandise.input.js';
+import {
+  CreateMerchandiseBody,
+  MerchandiseIdentifierParams,
+  MerchandiseIdParams,
+  MerchandiseReply,
+  PromocodeQuery,
+  PromocodeReply,
+  UpdateMerchandiseBody,
+  UpsertMerchandiseBody,
+} from './merchandise.schemas.js';
 import { createMerchandise, updateMerchandise, upsertMerchandise } from './merchandise.service.js';
 import { userIdByPromocode } from './promocodes.js';
 
@@ -10,7 +21,12 @@ import { userIdByPromocode } from './promocodes.js';
 export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
   app.post(
     '/merchandise',
-    signedRoute(app, { summary: 'Create merchandise (4.4)', description: 'Creates merchandise of one of your merchants; 201 `{data: merchandise}`.' }),
+    signedRoute(app, {
+      summary: 'Create merchandise (4.4)',
+      description: 'Creates merchandise of one of your merchants; 201 `{data: merchandise}`.',
+      body: CreateMerchandiseBody,
+      response: { 201: { ...MerchandiseReply, description: 'Created.' } },
+    }),
     async (request, reply) => {
       const input = readMerchandiseInput(bodyOf(request.body), 'create');
       return reply.status(201).send({ data: await createMerchandise(app.ctx.db, request.merchantClientId!, input) });
@@ -19,7 +35,13 @@ export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
 
   app.put<{ Params: { id: string } }>(
     '/merchandise/:id',
-    signedRoute(app, { summary: 'Update merchandise by id (4.5)', description: 'Partial update: only `signature` is required; 200 `{data: merchandise}`.' }),
+    signedRoute(app, {
+      summary: 'Update merchandise by id (4.5)',
+      description: 'Partial update: only `signature` is required; 200 `{data: merchandise}`.',
+      params: MerchandiseIdParams,
+      body: UpdateMerchandiseBody,
+      response: { 200: { ...MerchandiseReply, description: 'Updated.' }, 404: { ...MessageBody, description: 'No merchandise with this id.' } },
+    }),
     async (request, reply) => {
       if (!/^\d{1,15}$/.test(request.params.id)) throw ValidationError.field('id', 'The id must be an integer.');
       const input = readMerchandiseInput(bodyOf(request.body), 'update');
@@ -31,6 +53,9 @@ export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
   const upsert = signedRoute(app, {
     summary: 'Create or update merchandise by identifiers (4.6)',
     description: 'Creates the merchandise (201) or updates it (200). PUT or POST; the identifiers in the path are not part of the signature.',
+    params: MerchandiseIdentifierParams,
+    body: UpsertMerchandiseBody,
+    response: { 200: { ...MerchandiseReply, description: 'Updated.' }, 201: { ...MerchandiseReply, description: 'Created.' } },
   });
   for (const method of ['PUT', 'POST'] as const) {
     app.route<{ Params: { merchant_identifier: string; merchandise_identifier: string } }>({
@@ -48,7 +73,12 @@ export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
 
   app.get<{ Querystring: Record<string, unknown> }>(
     '/merchandise/user',
-    signedRoute(app, { summary: 'User id from a promocode (4.7)', description: 'Query `promocode` and `signature`; 200 `{data: {user_id}}`; an unknown promocode is a 400.' }),
+    signedRoute(app, {
+      summary: 'User id from a promocode (4.7)',
+      description: 'Query `promocode` and `signature`; 200 `{data: {user_id}}`; an unknown promocode is a 400.',
+      querystring: PromocodeQuery,
+      response: { 200: { ...PromocodeReply, description: 'The streamer behind the promocode.' } },
+    }),
     async (request) => ({ data: { user_id: await userIdByPromocode(app.ctx.db, request.query.promocode) } }),
   );
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bodyOf, signedRoute } from '../merchants/signed-route.js';
 import { readSaleInput } from './sales.input.js';
+import { SaleBody, SaleReply } from './sales.schemas.js';
 import { recordSale } from './sales.service.js';
 
 export async function salesRoutes(app: FastifyInstance): Promise<void> {
@@ -10,6 +11,8 @@ export async function salesRoutes(app: FastifyInstance): Promise<void> {
       summary: 'Report a merchandise sale (4.8)',
       description:
         'Credits the streamer and shows a sale alert in their widget; 201 `{data: sale alert}`. Idempotent per merchant and `external_id`: an identical retry answers 200 with the original sale and credits nothing; different content is a 400 on `external_id`.',
+      body: SaleBody,
+      response: { 200: { ...SaleReply, description: 'An identical retry: the original sale.' }, 201: { ...SaleReply, description: 'Recorded.' } },
     }),
     async (request, reply) => {
       const input = readSaleInput(bodyOf(request.body));
