@@ -1,9 +1,25 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BODY_MEDIA_TYPES, documentationOnly, MessageBody } from '../api/schemas.js';
 import { authorizeGet, authorizePost } from './actions/authorize.js';
 import { metadataAction } from './actions/metadata.js';
 import { revokeAction } from './actions/revoke.js';
 import { tokenAction } from './actions/token.js';
 import { InvalidClientError, OAuthError, ServerError } from './errors.js';
+import {
+  AuthorizeQuery,
+  AuthorizeResponses,
+  clientAuthentication,
+  ConsentForm,
+  ConsentResponses,
+  MetadataReply,
+  OAuthJsonErrors,
+  RevokeBody,
+  RevokeReply,
+  TokenBody,
+  TokenReply,
+} from './oauth.schemas.js';
+
+const TAGS = ['OAuth 2.0'];
 
 /**
  * Errors of the token and revocation endpoints, always in the league/Passport JSON shape (INTEROP
@@ -32,9 +48,86 @@ function oauthJsonErrorHandler(error: FastifyError | Error, request: FastifyRequ
 
 /** The authorization server: RFC 6749 endpoints, RFC 7009 revocation, RFC 8414 metadata. */
 export async function oauthRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/oauth/authorize', authorizeGet);
-  app.post('/oauth/authorize', { preHandler: app.csrfProtection }, authorizePost);
-  app.post('/oauth/token', { errorHandler: oauthJsonErrorHandler }, tokenAction);
-  app.post('/oauth/revoke', { errorHandler: oauthJsonErrorHandler }, revokeAction);
-  app.get('/.well-known/oauth-authorization-server', metadataAction);
+  // Schemas document only (`documentationOnly`): the checks validate, in the RFC 6749 shapes.
+  app.get(
+    '/oauth/authorize',
+    {
+      ...documentationOnly,
+      schema: {
+        tags: TAGS,
+        summary: 'Authorization request (RFC 6749 §4.1.1, §4.2.1)',
+        description:
+          'Open in the user’s browser. Signs the user in if needed, then shows the consent page — or, when this application already holds these scopes, answers at once. Uses the user’s session, not a token.',
+        security: [],
+        querystring: AuthorizeQuery,
+        response: AuthorizeResponses,
+      },
+    },
+    authorizeGet,
+  );
+  app.post(
+    '/oauth/authorize',
+    {
+      ...documentationOnly,
+      schema: {
+        tags: TAGS,
+        summary: 'Consent decision',
+        description: 'Posted by the consent page (session cookie and CSRF token); the request is validated again, never trusted.',
+        security: [],
+        consumes: ['application/x-www-form-urlencoded'],
+        body: ConsentForm,
+        response: ConsentResponses,
+      },
+      preHandler: app.csrfProtection,
+    },
+    authorizePost,
+  );
+  app.post(
+    '/oauth/token',
+    {
+      ...documentationOnly,
+      schema: {
+        tags: TAGS,
+        summary: 'Token endpoint (RFC 6749 §3.2)',
+        description:
+          'Grants `authorization_code` (with PKCE when the authorization request had a challenge), `refresh_token` (rotates the refresh token) and `client_credentials` (a token of the application itself, no user — enough for the Merchandise API). Answers with `Cache-Control: no-store`.',
+        security: clientAuthentication,
+        consumes: BODY_MEDIA_TYPES,
+        body: TokenBody,
+        response: { 200: { ...TokenReply, description: 'Issued.' }, ...OAuthJsonErrors },
+      },
+      errorHandler: oauthJsonErrorHandler,
+    },
+    tokenAction,
+  );
+  app.post(
+    '/oauth/revoke',
+    {
+      ...documentationOnly,
+      schema: {
+        tags: TAGS,
+        summary: 'Token revocation (RFC 7009)',
+        description: 'Revokes an access or refresh token of the calling client.',
+        security: clientAuthentication,
+        consumes: BODY_MEDIA_TYPES,
+        body: RevokeBody,
+        response: { 200: RevokeReply, ...OAuthJsonErrors },
+      },
+      errorHandler: oauthJsonErrorHandler,
+    },
+    revokeAction,
+  );
+  app.get(
+    '/.well-known/oauth-authorization-server',
+    {
+      ...documentationOnly,
+      schema: {
+        tags: TAGS,
+        summary: 'Authorization server metadata (RFC 8414)',
+        security: [],
+        response: { 200: MetadataReply, 500: { ...MessageBody, description: '`{"message":"Server Error."}`.' } },
+      },
+    },
+    metadataAction,
+  );
 }
