@@ -26,7 +26,7 @@ export const profileRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'Includes `socket_connection_token`, which authorizes the real-time WebSocket connection.',
         tags: ['User'],
         security: needsScope(SCOPE),
-        response: { 200: ProfileResponse, ...apiErrorResponses(SCOPE) },
+        response: { 200: { ...ProfileResponse, description: 'The authorized user: `{data: <user profile>}`.' }, ...apiErrorResponses(SCOPE) },
       },
       onRequest: requireToken(SCOPE),
     },

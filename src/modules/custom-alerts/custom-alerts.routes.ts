@@ -36,7 +36,7 @@ export const customAlertRoutes: FastifyPluginAsyncTypebox = async (app) => {
         consumes: ['application/x-www-form-urlencoded', 'multipart/form-data', 'application/json'],
         body: CustomAlertBody,
         response: {
-          201: Type.Object({ data: CustomAlertResource }),
+          201: Type.Object({ data: CustomAlertResource }, { description: 'The stored custom alert: `{data: <custom alert>}`.' }),
           ...apiErrorResponses(SCOPE),
           413: { ...MessageBody, description: 'The body is over the size limit.' },
         },

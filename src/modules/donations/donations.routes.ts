@@ -35,7 +35,7 @@ export const donationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['Donations'],
         security: needsScope(SCOPE),
         querystring: PageQuery,
-        response: { 200: DonationPage, ...apiErrorResponses(SCOPE) },
+        response: { 200: { ...DonationPage, description: 'One page of donation alerts, newest first, 30 per page, with `links` and `meta`.' }, ...apiErrorResponses(SCOPE) },
       },
       onRequest: requireToken(SCOPE),
     },
