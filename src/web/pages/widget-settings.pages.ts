@@ -114,7 +114,7 @@ function variationRows(list: VariationView[], csrf: string, currency: string): H
   <td data-label="State">${v.enabled ? 'Enabled' : 'Disabled'}</td>
   <td class="actions">
     <form method="post" action="/dashboard/widgets/variations/${v.id}/test" class="inline"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="secondary">Send test alert</button></form>
-    <form method="post" action="/dashboard/widgets/variations/${v.id}/delete" class="inline" data-widget-confirm="Delete the variation “${v.name}”?"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="danger">Delete</button></form>
+    <form method="post" action="/dashboard/widgets/variations/${v.id}/delete" class="inline" data-confirm="Delete the variation “${v.name}”?"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="danger">Delete</button></form>
   </td>
 </tr>`,
   )}</tbody></table>`;
@@ -139,7 +139,7 @@ ${done ? html`<div class="notice" role="status">${done}</div>` : ''}
 ${urlRow('url-alerts', 'Alerts widget', `${base}/widget/alerts?token=${q}`, 'Shows donations, custom alerts and merchandise sales, one at a time.')}
 ${urlRow('url-goal', 'Goal widget', `${base}/widget/goal?token=${q}`, 'Follows your newest running goal; add &goal=<id> to pin one goal.')}
 ${urlRow('url-poll', 'Poll widget', `${base}/widget/poll?token=${q}`, 'Shows your running poll with live results.')}
-<form method="post" action="/dashboard/widgets/token" data-widget-confirm="Generate a new widget token? The current widget URLs stop working.">
+<form method="post" action="/dashboard/widgets/token" data-confirm="Generate a new widget token? The current widget URLs stop working.">
   <input type="hidden" name="_csrf" value="${csrf}">
   <button type="submit" class="danger">Regenerate token</button>
 </form>

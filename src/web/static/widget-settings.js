@@ -1,4 +1,4 @@
-// Widget settings: copy buttons for the widget URLs and confirmations for destructive forms.
+// Widget settings: copy buttons for the widget URLs (confirmations: dashboard.js, `data-confirm`).
 'use strict';
 (function () {
   document.querySelectorAll('button[data-copy]').forEach(function (button) {
@@ -16,11 +16,6 @@
         input.select();
         try { if (document.execCommand('copy')) done(); } catch (e) { /* selected for manual copy */ }
       }
-    });
-  });
-  document.querySelectorAll('form[data-widget-confirm]').forEach(function (form) {
-    form.addEventListener('submit', function (event) {
-      if (!window.confirm(form.getAttribute('data-widget-confirm'))) event.preventDefault();
     });
   });
 })();
