@@ -65,8 +65,8 @@ function sectionNav(user: LayoutUser, path: string | undefined): Html {
 }
 
 /**
- * The page shell. Logged-in pages load /static/dashboard.js (confirmations, live updates, local
- * times): no inline script anywhere, so `script-src 'self'` is enough.
+ * The page shell. Logged-in pages load /static/common.js and /static/dashboard.js (confirmations,
+ * live updates, local times): no inline script anywhere, so `script-src 'self'` is enough.
  */
 export function page({ title, user, csrf, body, head, path }: PageOptions): string {
   return html`<!doctype html>
@@ -77,6 +77,7 @@ export function page({ title, user, csrf, body, head, path }: PageOptions): stri
 <title>${title} · OpenAlerts</title>
 <link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/static/app.css">
+${user ? html`<script src="/static/common.js" defer></script>` : ''}
 ${head}
 ${user ? html`<script src="/static/dashboard.js" defer></script>` : ''}
 </head>

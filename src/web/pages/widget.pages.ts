@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { INPUT_CURRENCIES } from '../../domain/currency.js';
 import { crossRate } from '../../domain/rates.js';
@@ -21,7 +18,7 @@ import { html, jsonForScript, type Html } from '../html.js';
  * OBS browser sources: /widget/alerts, /widget/goal, /widget/poll, each authenticated only by
  * the streamer's widget token in `?token=` (no log-in, no cookies), and their small JSON API
  * under /widget/api. Pages carry short-lived real-time tokens; centrifuge-js 5 (served from
- * /widget/vendor/centrifuge.js) renews them through GET /widget/api/token, so a regenerated
+ * /static/vendor/centrifuge.js, as for the dashboard) renews them through GET /widget/api/token, so a regenerated
  * widget token cuts open widgets off at their next renewal — and the page itself re-checks its
  * token every `tokenCheckMs`.
  *
@@ -35,8 +32,8 @@ export const WIDGET_REALTIME_TTL_SECONDS = 15 * 60;
 /** How often an open widget checks that its widget token still works. */
 export const WIDGET_TOKEN_CHECK_MS = 60_000;
 
-const require = createRequire(import.meta.url);
-const CENTRIFUGE_BUNDLE = path.join(path.dirname(require.resolve('centrifuge')), '..', 'dist', 'centrifuge.js');
+/** Before each page's own script, in this order. */
+const COMMON_SCRIPTS = ['/static/vendor/centrifuge.js', '/static/common.js', '/static/widget-common.js'];
 
 export const widgetSubject = (userId: number) => `widget:${userId}`;
 
@@ -80,12 +77,6 @@ function privateReply(reply: FastifyReply): FastifyReply {
 export async function widgetPages(app: FastifyInstance): Promise<void> {
   const { db } = app.ctx;
   const secret = app.ctx.secrets.realtimeTokenSecret;
-  const bundle = fs.readFileSync(CENTRIFUGE_BUNDLE);
-
-  app.get('/widget/vendor/centrifuge.js', async (_request, reply) =>
-    reply.header('cache-control', 'public, max-age=86400').type('text/javascript; charset=utf-8').send(bundle),
-  );
-
   /** Page routes: an unknown or regenerated token is a plain 404 page. */
   const pageUser = async (request: FastifyRequest, reply: FastifyReply): Promise<UserRow | null> => {
     const user = await userForWidgetToken(db, queryToken(request));
@@ -131,7 +122,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
       tokenCheckMs: WIDGET_TOKEN_CHECK_MS,
     };
     return privateReply(reply).type('text/html; charset=utf-8').send(
-      widgetDocument('Alerts widget', 'alerts', config, ['/widget/vendor/centrifuge.js', '/static/widget-common.js', '/static/widget-alerts.js']),
+      widgetDocument('Alerts widget', 'alerts', config, [...COMMON_SCRIPTS, '/static/widget-alerts.js']),
     );
   });
 
@@ -143,7 +134,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
     const channel = goalChannel(user.id);
     const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], goalId: pinned, goal, tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
     return privateReply(reply).type('text/html; charset=utf-8').send(
-      widgetDocument('Goal widget', 'goal', config, ['/widget/vendor/centrifuge.js', '/static/widget-common.js', '/static/widget-goal.js']),
+      widgetDocument('Goal widget', 'goal', config, [...COMMON_SCRIPTS, '/static/widget-goal.js']),
     );
   });
 
@@ -154,7 +145,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
     const channel = pollChannel(user.id);
     const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], poll: poll && publicPoll(poll), tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
     return privateReply(reply).type('text/html; charset=utf-8').send(
-      widgetDocument('Poll widget', 'poll', config, ['/widget/vendor/centrifuge.js', '/static/widget-common.js', '/static/widget-poll.js']),
+      widgetDocument('Poll widget', 'poll', config, [...COMMON_SCRIPTS, '/static/widget-poll.js']),
     );
   });
 

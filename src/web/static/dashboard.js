@@ -17,12 +17,7 @@
     }
   }
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
+  var el = window.OpenAlertsCommon.el;
 
   function money(major, currency) {
     return numberFormat.format(Number(major)) + ' ' + currency;
@@ -265,8 +260,7 @@
   ];
 
   function startRealtime(rt) {
-    var url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/connection/websocket';
-    var client = new window.Centrifuge(url, {
+    var client = new window.Centrifuge(window.OpenAlertsCommon.websocketUrl(), {
       token: rt.token,
       getToken: function () { return postJson(rt.tokenUrl, {}); },
     });

@@ -1,7 +1,9 @@
-// Shared by the OBS widget pages (alerts, goal, poll). No inline script anywhere (CSP
-// script-src 'self'): the page's data comes from <script type="application/json" id="widget-config">.
+// Shared by the OBS widget pages (alerts, goal, poll); needs common.js. No inline script anywhere
+// (CSP script-src 'self'): the page's data comes from <script type="application/json" id="widget-config">.
 'use strict';
 (function () {
+  var common = window.OpenAlertsCommon;
+  var el = common.el;
   var config = JSON.parse(document.getElementById('widget-config').textContent);
   var stopped = false;
   var onStop = [];
@@ -49,8 +51,7 @@
    * reload its state when recovery was not possible.
    */
   function subscribe(onPublication, onSubscribed) {
-    var wsUrl = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/connection/websocket';
-    var client = new Centrifuge(wsUrl, {
+    var client = new Centrifuge(common.websocketUrl(), {
       token: config.connectionToken,
       getToken: function () { return fetchTokens().then(function (t) { return t.connection_token; }); },
       minReconnectDelay: 200,
@@ -77,11 +78,22 @@
     return client;
   }
 
-  /** Element with text only: donor-supplied strings never become markup. */
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+  /**
+   * Shows the page's state, then keeps it live: `onEvent` for each publication, `reload` (from the
+   * widget API) whenever a (re)subscription could not recover what was missed.
+   */
+  function live(render, onEvent, reload) {
+    render();
+    subscribe(onEvent, function (ctx) { if (!(ctx.wasRecovering && ctx.recovered)) reload(); });
+  }
+
+  /** A progress bar filled to `percent`, clamped to 0–100. */
+  function bar(percent) {
+    var node = el('div', 'bar');
+    var fill = el('div', 'bar-fill');
+    // CSSOM writes are allowed under style-src 'self' (only style attributes in markup are not).
+    fill.style.width = Math.max(0, Math.min(100, percent)).toFixed(2) + '%';
+    node.appendChild(fill);
     return node;
   }
 
@@ -96,7 +108,9 @@
     api: api,
     postJson: postJson,
     subscribe: subscribe,
+    live: live,
     el: el,
+    bar: bar,
     formatMoney: formatMoney,
     isStopped: function () { return stopped; },
     onStop: function (fn) { onStop.push(fn); },

@@ -15,15 +15,11 @@
     var card = W.el('div', 'goal' + (goal.is_active ? '' : ' goal-ended') + (raised >= target ? ' goal-reached' : ''));
     card.setAttribute('data-goal', String(goal.id));
     card.appendChild(W.el('div', 'goal-title', goal.title));
-    var bar = W.el('div', 'bar');
+    var bar = W.bar(percent);
     bar.setAttribute('role', 'progressbar');
     bar.setAttribute('aria-valuemin', '0');
     bar.setAttribute('aria-valuemax', '100');
     bar.setAttribute('aria-valuenow', String(Math.round(percent)));
-    var fill = W.el('div', 'bar-fill');
-    // CSSOM writes are allowed under style-src 'self' (only style attributes in markup are not).
-    fill.style.width = percent.toFixed(2) + '%';
-    bar.appendChild(fill);
     bar.appendChild(W.el('div', 'bar-label', Math.floor(percent) + '%'));
     card.appendChild(bar);
     card.appendChild(W.el('div', 'goal-amounts', W.formatMoney(raised) + ' / ' + W.formatMoney(target, goal.currency)));
@@ -51,6 +47,5 @@
     }).catch(function () {});
   }
 
-  render();
-  W.subscribe(onEvent, function (ctx) { if (!(ctx.wasRecovering && ctx.recovered)) reload(); });
+  W.live(render, onEvent, reload);
 })();

@@ -23,11 +23,7 @@
       var value = poll.type === 'sum' ? W.formatMoney(o.amount_value) : String(o.amount_value);
       head.appendChild(W.el('span', 'poll-option-value', value + ' · ' + Math.round(Number(o.amount_percent)) + '%'));
       item.appendChild(head);
-      var bar = W.el('div', 'bar');
-      var fill = W.el('div', 'bar-fill');
-      fill.style.width = Math.max(0, Math.min(100, Number(o.amount_percent))).toFixed(2) + '%';
-      bar.appendChild(fill);
-      item.appendChild(bar);
+      item.appendChild(W.bar(Number(o.amount_percent)));
       list.appendChild(item);
     });
     card.appendChild(list);
@@ -50,6 +46,5 @@
     }).catch(function () {});
   }
 
-  render();
-  W.subscribe(onEvent, function (ctx) { if (!(ctx.wasRecovering && ctx.recovered)) reload(); });
+  W.live(render, onEvent, reload);
 })();
