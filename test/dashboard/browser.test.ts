@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
-import { buildTestApp, IN_CI, listen, makeApp, makeUser, type TestApp } from '../helper.js';
+import { chromiumMissing, launchChromium, screenshot, watchProblems } from '../browser/chromium.js';
+import { buildTestApp, listen, makeApp, makeUser, type TestApp } from '../helper.js';
 import { PASSWORD } from './helpers.js';
 
 /**
@@ -12,10 +11,7 @@ import { PASSWORD } from './helpers.js';
  * over our WebSocket, live goal and poll updates, and a screenshot of every page at phone and
  * desktop width. Skipped only on a machine without /usr/bin/chromium; with CI set it must run.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const SHOTS = path.resolve('test-artifacts/screenshots');
-const available = fs.existsSync(CHROMIUM);
-const skip = !available && !IN_CI ? `${CHROMIUM} is not installed` : false;
+const skip = chromiumMissing();
 
 const PAGES = [
   ['overview', '/dashboard'],
@@ -37,14 +33,9 @@ let browser: Browser;
 
 before(async () => {
   if (skip) return;
-  if (!available) throw new Error(`${CHROMIUM} is required when CI is set`);
   t = await buildTestApp();
   base = await listen(t.app);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  fs.mkdirSync(SHOTS, { recursive: true });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -52,15 +43,17 @@ after(async () => {
   await t?.close();
 });
 
-/** Collects script errors and CSP violations (Chromium reports both on the console). */
+/**
+ * Script errors and CSP violations (`watchProblems`), and on the dashboard also every failed
+ * response and every other console error.
+ */
 function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
+  const errors = watchProblems(page);
   page.on('response', (res) => {
     if (res.status() >= 400) errors.push(`${res.status()} ${res.url()}`);
   });
   page.on('console', (msg) => {
-    if (msg.type() === 'error') errors.push(msg.text());
+    if (msg.type() === 'error' && !/Content Security Policy|Refused to/i.test(msg.text())) errors.push(msg.text());
   });
   return errors;
 }
@@ -157,7 +150,7 @@ test('goals and polls update live; every dashboard page is screenshotted at 390 
     for (const [label, p] of [['desktop', page], ['phone', phonePage]] as const) {
       await p.goto(`${base}${url}`);
       if (url === '/dashboard' || url === '/dashboard/goals' || url === '/dashboard/polls') await p.waitForSelector('#live-status[data-state="connected"]', { timeout: 5000 });
-      await p.screenshot({ path: path.join(SHOTS, `dashboard-${name}-${label}.png`), fullPage: true });
+      await screenshot(p, `dashboard-${name}-${label}`);
       // Nothing wider than the screen: pages are usable at phone width without sideways scrolling.
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `${url} (${label}) overflows horizontally by ${overflow}px`);
