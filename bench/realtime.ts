@@ -6,7 +6,9 @@
  *    alternately from a raw `ws` broadcast server (JSON.stringify once, ws.send(string) to every socket)
  *    and from a RealtimeNode (memory broker, legacy protocol, `node.publish`). Both send the same bytes
  *    per frame. Reported: deliveries/s measured at the receivers, server CPU per delivery, and ratios.
- * 2. Latency: 1k subscribers, 100 publications/s; publish-to-receive p50/p99 across all deliveries.
+ * 2. Latency: 1k subscribers, 100 messages/s, p50/p99 across all deliveries, alternating two paths:
+ *    the node alone (publish → subscriber) and the whole service (`buildApp` on SQLite: donation
+ *    created → commit → outbox relay → node → subscriber).
  * 3. Memory: RSS (and heap) per idle connected+subscribed connection, fresh server processes.
  *
  * Each server and each client group runs in its own process (a file-descriptor limit applies per
@@ -129,11 +131,43 @@ async function nodeServer(): Promise<void> {
   });
 }
 
+/**
+ * The whole service as `openalerts serve` runs it (SQLite, durable commits): a donation is written
+ * with its outbox row, the relay publishes it after commit, the node fans it out. The donation's
+ * message carries the time it was created, so clients time the full path.
+ */
+async function appServer(): Promise<void> {
+  const { benchApp } = await import('./lib.js');
+  const { createAccount } = await import('../src/modules/accounts/accounts.service.js');
+  const { createDonation } = await import('../src/modules/donations/donations.service.js');
+  const { donationChannel } = await import('../src/modules/outbox/channels.js');
+  const { app } = await benchApp();
+  const db = app.ctx.db;
+  const user = await createAccount(db, { email: 'bench@example.test', password: 'a long passphrase', name: 'Bench' });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as AddressInfo).port;
+  serve({
+    port: () => port,
+    info: () => ({ secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id) }),
+    count: () => app.ctx.realtime.node.stats().subscriptions,
+    async paced(m) {
+      const rate = m.rate as number;
+      const total = Math.round(rate * (m.seconds as number));
+      const start = now();
+      for (let i = 0; i < total; i++) {
+        const wait = start + (i * 1000) / rate - now();
+        if (wait > 0) await sleep(wait);
+        await createDonation(db, { userId: user.id, amount: '5', currency: 'USD', username: 'Bench donor', message: `ts:${now()}` });
+      }
+    },
+  });
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Client processes: hold sockets, count or time what they receive.
 
 async function clients(): Promise<void> {
-  const socks: Record<string, WebSocket[]> = { raw: [], node: [] };
+  const socks: Record<string, WebSocket[]> = { raw: [], node: [], app: [] };
   let mode: 'count' | 'latency' = 'count';
   let received = 0;
   let target = 0;
@@ -147,7 +181,8 @@ async function clients(): Promise<void> {
     if (mode === 'latency') {
       // The payload ends with "ts":<publish time>: read it without parsing the whole frame.
       const text = data.toString();
-      const ts = parseFloat(text.slice(text.lastIndexOf('"ts":') + 5));
+      const at = text.lastIndexOf('ts":');
+      const ts = at >= 0 ? parseFloat(text.slice(at + 4)) : parseFloat(text.slice(text.indexOf('"message":"ts:') + 14));
       hist[Math.min(BINS, Math.max(0, Math.round((now() - ts) * 10)))]++;
       return;
     }
@@ -157,14 +192,14 @@ async function clients(): Promise<void> {
     }
   }
 
-  async function openNode(url: string, user: string): Promise<WebSocket> {
+  async function openNode(url: string, user: string, secret = SECRET, channel = CHANNEL): Promise<WebSocket> {
     const ws = new WebSocket(url, { perMessageDeflate: false });
     await new Promise((r, j) => ws.once('open', r).once('error', j));
-    ws.send(JSON.stringify({ id: 1, params: { token: await signConnectionToken(SECRET, user) } }));
+    ws.send(JSON.stringify({ id: 1, params: { token: await signConnectionToken(secret, user) } }));
     const [conn] = await new Promise<WebSocket.RawData[]>((r) => ws.once('message', (d) => r([d])));
     const client = JSON.parse(conn.toString()).result.client as string;
-    const token = await signChannelToken(SECRET, { client, channel: CHANNEL });
-    ws.send(JSON.stringify({ id: 2, method: 1, params: { channel: CHANNEL, token } }));
+    const token = await signChannelToken(secret, { client, channel });
+    ws.send(JSON.stringify({ id: 2, method: 1, params: { channel, token } }));
     // The reply, then the JOIN push.
     await new Promise<void>((r) => {
       let n = 0;
@@ -189,11 +224,13 @@ async function clients(): Promise<void> {
   serve({
     async connect(m) {
       const kind = m.kind as string;
-      const url = `ws://127.0.0.1:${m.port as number}${kind === 'node' ? '/connection/websocket' : '/'}`;
+      const url = `ws://127.0.0.1:${m.port as number}${kind === 'raw' ? '/' : '/connection/websocket'}`;
       for (let done = 0; done < (m.count as number); ) {
         const batch = Math.min(250, (m.count as number) - done);
         const opened = await Promise.all(
-          Array.from({ length: batch }, (_, i) => (kind === 'node' ? openNode(url, String(done + i)) : openRaw(url))),
+          Array.from({ length: batch }, (_, i) =>
+            kind === 'raw' ? openRaw(url) : openNode(url, String(done + i), (m.secret as string) ?? SECRET, (m.channel as string) ?? CHANNEL),
+          ),
         );
         socks[kind]!.push(...opened);
         done += batch;
@@ -298,17 +335,36 @@ async function main(): Promise<void> {
     }
   }
 
-  console.log(`\n## Latency (${latencySubs} subscribers, 100 publications/s, ${latencySeconds} s)`);
-  await Promise.all(group.map((c, i) => call(c, 'connect', { kind: 'node', port: ports.node, count: share(latencySubs, i) })));
-  await waitCount(node, latencySubs);
-  await Promise.all(group.map((c) => call(c, 'latency')));
-  await call(node, 'paced', { rate: 100, seconds: latencySeconds });
-  await sleep(300);
-  const hists = await Promise.all(group.map((c) => call<number[]>(c, 'histogram')));
-  const merged = hists[0]!.map((_, i) => hists.reduce((a, h) => a + h[i]!, 0));
-  const samples = merged.reduce((a, b) => a + b, 0);
-  console.log(`deliveries ${samples} (expected ${latencySubs * 100 * latencySeconds}); p50 ${percentile(merged, 0.5)} ms; p99 ${percentile(merged, 0.99)} ms; max ${percentile(merged, 1)} ms`);
-  await Promise.all(group.map((c) => call(c, 'close', { kind: 'node' })));
+  // Latency of the node alone (publish → subscriber) and of the whole service (donation created →
+  // subscriber: SQLite commit, outbox relay, node), in alternating rounds.
+  const app = spawn('app');
+  const appPort = await call<number>(app, 'port');
+  const appInfo = await call<{ secret: string; channel: string }>(app, 'info');
+  const latencyRuns: Record<'node' | 'app', number[][]> = { node: [], app: [] };
+  for (let round = 0; round < rounds; round++) {
+    for (const kind of ['node', 'app'] as const) {
+      const server = kind === 'node' ? node : app;
+      const extra = kind === 'app' ? appInfo : {};
+      await Promise.all(group.map((c, i) => call(c, 'connect', { kind, port: kind === 'node' ? ports.node : appPort, count: share(latencySubs, i), ...extra })));
+      await waitCount(server, latencySubs);
+      await Promise.all(group.map((c) => call(c, 'latency')));
+      await call(server, 'paced', { rate: 100, seconds: latencySeconds });
+      await sleep(500);
+      const hists = await Promise.all(group.map((c) => call<number[]>(c, 'histogram')));
+      latencyRuns[kind].push(hists[0]!.map((_, i) => hists.reduce((a, h) => a + h[i]!, 0)));
+      await Promise.all(group.map((c) => call(c, 'close', { kind })));
+      await waitCount(server, 0);
+    }
+  }
+  console.log(`\n## Latency (${latencySubs} subscribers, 100 messages/s, ${latencySeconds} s, ${rounds} alternating rounds)`);
+  for (const kind of ['node', 'app'] as const) {
+    const label = kind === 'node' ? 'publish → subscriber (node alone)' : 'donation created → subscriber (whole service)';
+    for (const merged of latencyRuns[kind]) {
+      const samples = merged.reduce((a, b) => a + b, 0);
+      console.log(`${label}: deliveries ${samples} (expected ${latencySubs * 100 * latencySeconds}); p50 ${percentile(merged, 0.5)} ms; p99 ${percentile(merged, 0.99)} ms; max ${percentile(merged, 1)} ms`);
+    }
+  }
+  app.kill();
   raw.kill();
   node.kill();
 
@@ -341,6 +397,7 @@ const role = process.argv.find((a) => a.startsWith('--role='))?.slice(7);
 if (role === 'raw') void rawServer();
 else if (role === 'node') void nodeServer();
 else if (role === 'clients') void clients();
+else if (role === 'app') void appServer();
 else
   main().catch((err) => {
     console.error(err);

@@ -89,13 +89,15 @@ function commitListeners() {
   };
 }
 
+export const SQLITE_SYNCHRONOUS = 'FULL';
+
 export function openSqlite(file: string): SQLite.Database {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   // FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power loss, and every write
   // we acknowledge must be durable.
-  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma(`synchronous = ${SQLITE_SYNCHRONOUS}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   return sqlite;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { after, before, describe, test } from 'node:test';
 import { enqueueEvent } from '../../src/modules/outbox/outbox.repository.js';
 import { OutboxRelay } from '../../src/modules/outbox/outbox.relay.js';
@@ -33,6 +34,15 @@ for (const dialect of await dialects()) {
       assert.equal(await pending(), 0);
       assert.equal(await relay.drain(), 0);
     });
+
+    if (dialect === 'sqlite') {
+      test('requests still commit durably after the relay wrote (synchronous stays FULL)', async () => {
+        await write(3);
+        await new OutboxRelay(t.database, async () => {}).drain();
+        const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(t.database.db);
+        assert.equal(rows[0]!.synchronous, 2, 'FULL');
+      });
+    }
 
     test('two relays racing publish each row exactly once', async () => {
       await write(300);
