@@ -71,6 +71,17 @@ function spawn(role: string): ChildProcess {
 // ---------------------------------------------------------------------------------------------------
 // Server processes.
 
+/** Calls `send` `rate` times a second for `seconds`, on schedule (a late call does not delay the next ones' start times). */
+async function paced(rate: number, seconds: number, send: () => Promise<unknown>): Promise<void> {
+  const total = Math.round(rate * seconds);
+  const start = now();
+  for (let i = 0; i < total; i++) {
+    const wait = start + (i * 1000) / rate - now();
+    if (wait > 0) await sleep(wait);
+    await send();
+  }
+}
+
 async function listen(server: http.Server): Promise<number> {
   server.listen(0, '127.0.0.1', 4096);
   await new Promise((r) => server.once('listening', r));
@@ -118,16 +129,7 @@ async function nodeServer(): Promise<void> {
         await new Promise(setImmediate);
       }
     },
-    async paced(m) {
-      const rate = m.rate as number;
-      const total = Math.round(rate * (m.seconds as number));
-      const start = now();
-      for (let i = 0; i < total; i++) {
-        const wait = start + (i * 1000) / rate - now();
-        if (wait > 0) await sleep(wait);
-        await node.publish(CHANNEL, payload(++seq));
-      }
-    },
+    paced: (m) => paced(m.rate as number, m.seconds as number, () => node.publish(CHANNEL, payload(++seq))),
   });
 }
 
@@ -150,16 +152,10 @@ async function appServer(): Promise<void> {
     port: () => port,
     info: () => ({ secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id) }),
     count: () => app.ctx.realtime.node.stats().subscriptions,
-    async paced(m) {
-      const rate = m.rate as number;
-      const total = Math.round(rate * (m.seconds as number));
-      const start = now();
-      for (let i = 0; i < total; i++) {
-        const wait = start + (i * 1000) / rate - now();
-        if (wait > 0) await sleep(wait);
-        await createDonation(db, { userId: user.id, amount: '5', currency: 'USD', username: 'Bench donor', message: `ts:${now()}` });
-      }
-    },
+    paced: (m) =>
+      paced(m.rate as number, m.seconds as number, () =>
+        createDonation(db, { userId: user.id, amount: '5', currency: 'USD', username: 'Bench donor', message: `ts:${now()}` }),
+      ),
   });
 }
 
