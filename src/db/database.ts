@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, SqliteDialect, SqliteDriver, type DatabaseConnection, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import type { DB } from './schema.js';
@@ -27,53 +27,28 @@ export interface Database {
 pg.types.setTypeParser(20, (value) => Number(value));
 
 /**
- * Kysely opens SQLite transactions with a deferred BEGIN; a deferred reader that later writes fails
- * with SQLITE_BUSY at once when another process (the CLI) holds the write lock, instead of waiting
- * out busy_timeout. BEGIN IMMEDIATE takes the write lock up front and so waits its turn.
+ * Makes every commit call `committed` (the outbox relay's wake-up), and optionally replaces the
+ * BEGIN statement. SQLite needs BEGIN IMMEDIATE: Kysely's deferred BEGIN lets a reader that later
+ * writes fail with SQLITE_BUSY at once when another process (the CLI) holds the write lock, instead
+ * of waiting out busy_timeout; IMMEDIATE takes the write lock up front and so waits its turn.
  */
-class ImmediateSqliteDriver extends SqliteDriver {
-  constructor(config: ConstructorParameters<typeof SqliteDriver>[0], private readonly committed: () => void) {
-    super(config);
-  }
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await super.commitTransaction(connection);
-    this.committed();
-  }
-}
-
-class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
-  constructor(config: ConstructorParameters<typeof SqliteDialect>[0], private readonly committed: () => void) {
-    super(config);
-    this.#config = config;
-  }
-  override createDriver() {
-    return new ImmediateSqliteDriver(this.#config, this.committed);
-  }
-}
-
-class NotifyingPostgresDriver extends PostgresDriver {
-  constructor(config: ConstructorParameters<typeof PostgresDriver>[0], private readonly committed: () => void) {
-    super(config);
-  }
-  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await super.commitTransaction(connection);
-    this.committed();
-  }
-}
-
-class NotifyingPostgresDialect extends PostgresDialect {
-  readonly #config: ConstructorParameters<typeof PostgresDialect>[0];
-  constructor(config: ConstructorParameters<typeof PostgresDialect>[0], private readonly committed: () => void) {
-    super(config);
-    this.#config = config;
-  }
-  override createDriver() {
-    return new NotifyingPostgresDriver(this.#config, this.committed);
-  }
+function signallingDialect<D extends SqliteDialect | PostgresDialect>(dialect: D, committed: () => void, beginSql?: string): D {
+  const createDriver = dialect.createDriver.bind(dialect);
+  dialect.createDriver = () => {
+    const driver = createDriver();
+    const commit = driver.commitTransaction.bind(driver);
+    driver.commitTransaction = async (connection: DatabaseConnection) => {
+      await commit(connection);
+      committed();
+    };
+    if (beginSql) {
+      driver.beginTransaction = async (connection: DatabaseConnection) => {
+        await connection.executeQuery(CompiledQuery.raw(beginSql));
+      };
+    }
+    return driver;
+  };
+  return dialect;
 }
 
 function commitListeners() {
@@ -130,7 +105,7 @@ export function createDatabase(config: DatabaseConfig): Database {
   const commits = commitListeners();
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
-    const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }, commits.fire) });
+    const db = new Kysely<DB>({ dialect: signallingDialect(new SqliteDialect({ database: withStatementCache(sqlite) }), commits.fire, 'begin immediate') });
     return {
       db,
       dialect: 'sqlite',
@@ -153,7 +128,7 @@ export function createDatabase(config: DatabaseConfig): Database {
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new NotifyingPostgresDialect({ pool }, commits.fire) });
+  const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool }), commits.fire) });
   return {
     db,
     dialect: 'postgres',
