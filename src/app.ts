@@ -1,24 +1,23 @@
-import cookie from '@fastify/cookie';
-import csrf from '@fastify/csrf-protection';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { registerApi } from './api/api.plugin.js';
+import { apiPlugin } from './api/api.plugin.js';
+import { registerOpenApi } from './api/openapi.js';
+import { registerRateLimit } from './api/rate-limit.js';
 import type { AppContext } from './app-context.js';
 import type { Config } from './config/config.js';
 import { loadSecrets, type Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { registerBodyParsers } from './http/body-parsers.js';
-import { registerErrorHandler } from './http/error-handler.js';
+import { errorHandler, jsonUnlessHtmlAsked, notFoundHandler } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { registerJsonContentType } from './http/json-content-type.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
-import { goalsAndPolls } from './modules/goals/goals.plugin.js';
+import { goalSweeper } from './modules/goals/goals.plugin.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { TokenStore } from './oauth/token-store.js';
 import { setUpRealtime } from './realtime/setup.js';
 import { errorPage } from './web/layout.js';
-import { webRoutes } from './web/routes.js';
-import { registerSessions } from './web/session.js';
+import { assetsPlugin, pagesPlugin, widgetsPlugin } from './web/routes.js';
 
 export interface AppOverrides {
   /** An already-open database (tests share one across app instances). Not closed by the app. */
@@ -54,22 +53,25 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime };
   app.decorate('ctx', ctx);
 
-  registerErrorHandler(app, errorPage);
+  // Shared by every surface, so registered at the root: the JSON content type (INTEROP §1), the
+  // base security headers, body parsing, the rate-limit counter store (limits nothing by itself)
+  // and the OpenAPI collector (it must see the API's and the OAuth server's routes as they are
+  // added). Unknown paths answer in JSON unless a browser asks for a page.
   registerJsonContentType(app);
   await registerSecurityHeaders(app);
   await registerBodyParsers(app);
-  await app.register(cookie, { secret: secrets.cookieSecret });
-  await app.register(csrf, {
-    cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', signed: true, secure: config.publicUrl.startsWith('https:') },
-  });
-  // Rate limit (off by default; routes opt in with `config.rateLimit`), CORS, OpenAPI, /api/v1.
-  await registerApi(app);
-  registerSessions(app);
-  app.decorateRequest('auth', null);
+  await registerRateLimit(app);
+  await registerOpenApi(app);
+  app.setErrorHandler(errorHandler(jsonUnlessHtmlAsked, errorPage));
+  app.setNotFoundHandler(notFoundHandler(jsonUnlessHtmlAsked, errorPage));
 
+  // One plugin per surface; each registers the hooks, error shape and session handling of its own routes.
   await app.register(healthRoutes);
-  await app.register(webRoutes);
+  await app.register(apiPlugin);
   await app.register(oauthRoutes);
-  await app.register(goalsAndPolls);
+  await app.register(pagesPlugin);
+  await app.register(widgetsPlugin);
+  await app.register(assetsPlugin);
+  await app.register(goalSweeper);
   return app;
 }

@@ -1,17 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import { registerApiCors } from './cors.js';
-import { registerOpenApi } from './openapi.js';
-import { registerRateLimit } from './rate-limit.js';
+import { alwaysJson, errorHandler } from '../http/error-handler.js';
+import { docsRoutes } from './openapi.js';
 import { apiV1Routes } from './v1.routes.js';
 
 /**
- * The public HTTP API: rate limiting (for the whole app), CORS for the API and token endpoints,
- * the OpenAPI document and docs, and the /api/v1 routes. Called from buildApp before any other
- * routes are added, so OpenAPI and the rate-limit route option see them all.
+ * The public HTTP API: /api/v1 (CORS, rate limit, bearer tokens) and its documentation
+ * (/openapi.json, /docs). Errors are JSON (INTEROP §1). The OpenAPI collector itself is registered
+ * at the root (openapi.ts), since it documents the OAuth server's routes too.
  */
-export async function registerApi(app: FastifyInstance): Promise<void> {
-  await registerRateLimit(app);
-  await registerApiCors(app);
-  await registerOpenApi(app);
+export async function apiPlugin(app: FastifyInstance): Promise<void> {
+  app.setErrorHandler(errorHandler(alwaysJson));
+  await app.register(docsRoutes);
   await app.register(apiV1Routes, { prefix: '/api/v1' });
 }

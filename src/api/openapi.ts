@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { DOCS_CSP_DIRECTIVES, useContentSecurityPolicy } from '../http/security-headers.js';
 import { SCOPES } from '../oauth/scopes.js';
 
 const DESCRIPTION = `A self-hostable donation-alerts service, compatible with the clients of the original API.
@@ -19,9 +20,9 @@ type RouteSchema = Record<string, unknown> | undefined;
 const DOCUMENTING_KEYS = ['body', 'querystring', 'params', 'response', 'summary', 'description'];
 
 /**
- * OpenAPI 3.1 generated from route schemas (TypeBox), served at /openapi.json, with Swagger UI at
- * /docs. Routes without a schema (pages, static files) are left out. Must be registered before
- * the routes it documents: it collects them as they are added.
+ * OpenAPI 3.1 generated from route schemas (TypeBox). Routes without a schema (pages, static files)
+ * are left out. It collects routes as they are added (an onRoute hook), so it is registered at the
+ * root before every plugin whose routes it documents — the API's and the OAuth server's.
  */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   const base = app.ctx.config.publicUrl;
@@ -69,6 +70,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       return { schema: (documented ? s : { ...s, hide: true }) as typeof schema, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, persistAuthorization: false } });
+}
+
+/** The document at /openapi.json and Swagger UI at /docs, under its own Content-Security-Policy. */
+export async function docsRoutes(app: FastifyInstance): Promise<void> {
   app.get('/openapi.json', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
+  await app.register(async (docs) => {
+    useContentSecurityPolicy(docs, DOCS_CSP_DIRECTIVES);
+    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, persistAuthorization: false } });
+  });
 }

@@ -20,9 +20,10 @@ export async function rateLimitKey(request: FastifyRequest): Promise<string> {
 }
 
 /**
- * @fastify/rate-limit for the whole app, off by default (routes opt in with `config.rateLimit`;
- * the API applies `apiRateLimit`). Counters live in memory on one node and in Redis when
- * REDIS_URL is set, so every node of a deployment shares them.
+ * The counter store of @fastify/rate-limit, registered once at the root and shared by every
+ * plugin: it limits nothing by itself — the API plugin applies `apiRateLimit` to its routes, and a
+ * page opts in with its route's `config.rateLimit`. Counters live in memory on one node and in
+ * Redis when REDIS_URL is set, so every node of a deployment shares them.
  */
 export async function registerRateLimit(app: FastifyInstance): Promise<void> {
   const { config, secrets } = app.ctx;

@@ -1,23 +1,28 @@
 import type { FastifyInstance } from 'fastify';
-import { sendJsonError } from '../http/error-handler.js';
+import { alwaysJson, errorHandler, notFoundHandler } from '../http/error-handler.js';
 import { profileRoutes } from '../modules/accounts/profile.routes.js';
 import { customAlertRoutes } from '../modules/custom-alerts/custom-alerts.routes.js';
 import { donationRoutes } from '../modules/donations/donations.routes.js';
 import { merchandiseRoutes } from '../modules/merchandise/merchandise.routes.js';
 import { centrifugeSubscribeRoutes } from '../realtime/subscribe.routes.js';
 import { declaredBodyLimit } from './body-limit.js';
+import { allowCrossOrigin } from './cors.js';
 import { apiRateLimit } from './rate-limit.js';
 
 /**
- * Everything under /api/v1 ({base_url} of the spec). Routes registered here get the per-application
- * rate limit (INTEROP §1), the body limit for every content type, and JSON 404s that carry the
- * limit headers too; CORS and OpenAPI cover them from the root. Add a module's API routes with one
- * `app.register` line below.
+ * Everything under /api/v1 ({base_url} of the spec), registered with that prefix. Its routes get,
+ * in this order: CORS (so preflights are answered first and every answer, a 429 included, carries
+ * the headers), the per-application rate limit (INTEROP §1), the body limit for every content
+ * type; errors and 404s in the INTEROP §1 JSON shapes whatever the client accepts. No cookies: the
+ * API authenticates by bearer token only. Add a module's API routes with one `app.register` line.
  */
 export async function apiV1Routes(app: FastifyInstance): Promise<void> {
+  await allowCrossOrigin(app);
+  app.decorateRequest('auth', null);
   app.addHook('onRequest', apiRateLimit(app));
   app.addHook('onRequest', declaredBodyLimit(app));
-  app.setNotFoundHandler((request, reply) => sendJsonError(reply, 404, { message: `No route for ${request.method} ${request.url.split('?')[0]}.` }));
+  app.setErrorHandler(errorHandler(alwaysJson));
+  app.setNotFoundHandler(notFoundHandler(alwaysJson));
 
   await app.register(profileRoutes);
   await app.register(donationRoutes);

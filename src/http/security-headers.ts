@@ -36,8 +36,18 @@ export const CSP_DIRECTIVES = {
  * Swagger UI (/docs, @fastify/swagger-ui) loads only its own script files, but its React view
  * writes style attributes and data: images; it gets inline styles and nothing else extra.
  */
-const DOCS_CSP = "default-src 'self'; base-uri 'self'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data: https:; font-src 'self' data:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'";
+export const DOCS_CSP_DIRECTIVES = {
+  ...CSP_DIRECTIVES,
+  styleSrc: ["'self'", "'unsafe-inline'"],
+  imgSrc: ["'self'", 'data:', 'https:'],
+  mediaSrc: ["'self'"],
+  connectSrc: ["'self'"],
+};
 
+/**
+ * The base policy, on every response (@fastify/helmet at the root, before any route). A plugin
+ * whose routes need another policy sets it for its own routes with `useContentSecurityPolicy`.
+ */
 export async function registerSecurityHeaders(app: FastifyInstance): Promise<void> {
   const https = app.ctx.config.publicUrl.startsWith('https:');
   await app.register(helmet, {
@@ -49,8 +59,14 @@ export async function registerSecurityHeaders(app: FastifyInstance): Promise<voi
     referrerPolicy: { policy: 'same-origin' },
     strictTransportSecurity: https ? { maxAge: 15552000, includeSubDomains: false } : false,
   });
-  app.addHook('onSend', async (request, reply) => {
-    const path = request.url;
-    if (path === '/docs' || path.startsWith('/docs/') || path.startsWith('/docs?')) reply.header('content-security-policy', DOCS_CSP);
+}
+
+/**
+ * Replaces the Content-Security-Policy for every route the calling plugin adds afterwards (helmet's
+ * per-route configuration), including routes added by plugins it registers.
+ */
+export function useContentSecurityPolicy(app: FastifyInstance, directives: Record<string, string[]>): void {
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, helmet: { contentSecurityPolicy: { useDefaults: false, directives } } } as typeof route.config;
   });
 }

@@ -1,5 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { allowCrossOrigin } from '../api/cors.js';
 import { BODY_MEDIA_TYPES, documentationOnly, MessageBody } from '../api/schemas.js';
+import { alwaysJson, errorHandler, htmlUnlessJsonAsked } from '../http/error-handler.js';
+import { errorPage } from '../web/layout.js';
+import { registerBrowserSession } from '../web/session.js';
 import { authorizeGet, authorizePost } from './actions/authorize.js';
 import { metadataAction } from './actions/metadata.js';
 import { revokeAction } from './actions/revoke.js';
@@ -46,9 +50,27 @@ function oauthJsonErrorHandler(error: FastifyError | Error, request: FastifyRequ
   return reply.status(500).send(new ServerError().toJSON());
 }
 
-/** The authorization server: RFC 6749 endpoints, RFC 7009 revocation, RFC 8414 metadata. */
+/**
+ * The authorization server: RFC 6749 endpoints, RFC 7009 revocation, RFC 8414 metadata. Schemas
+ * document only (`documentationOnly`): the checks validate, in the RFC 6749 shapes.
+ *
+ * Two kinds of routes, each plugin owning its hooks:
+ * - the authorization endpoint is a page: the user's browser session, CSRF on the consent form,
+ *   HTML errors, no CORS;
+ * - the token, revocation and metadata endpoints are called by applications, browser ones
+ *   included (INTEROP §1): CORS, JSON errors, no cookies. Each has a plugin prefixed with its own
+ *   path, so CORS preflights are answered for exactly these paths.
+ */
 export async function oauthRoutes(app: FastifyInstance): Promise<void> {
-  // Schemas document only (`documentationOnly`): the checks validate, in the RFC 6749 shapes.
+  await app.register(authorizationEndpoint);
+  await app.register(tokenEndpoint, { prefix: '/oauth/token' });
+  await app.register(revocationEndpoint, { prefix: '/oauth/revoke' });
+  await app.register(metadataEndpoint, { prefix: '/.well-known/oauth-authorization-server' });
+}
+
+async function authorizationEndpoint(app: FastifyInstance): Promise<void> {
+  await registerBrowserSession(app);
+  app.setErrorHandler(errorHandler(htmlUnlessJsonAsked, errorPage));
   app.get(
     '/oauth/authorize',
     {
@@ -82,8 +104,12 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     },
     authorizePost,
   );
+}
+
+async function tokenEndpoint(app: FastifyInstance): Promise<void> {
+  await allowCrossOrigin(app);
   app.post(
-    '/oauth/token',
+    '',
     {
       ...documentationOnly,
       schema: {
@@ -100,8 +126,12 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     },
     tokenAction,
   );
+}
+
+async function revocationEndpoint(app: FastifyInstance): Promise<void> {
+  await allowCrossOrigin(app);
   app.post(
-    '/oauth/revoke',
+    '',
     {
       ...documentationOnly,
       schema: {
@@ -117,8 +147,13 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
     },
     revokeAction,
   );
+}
+
+async function metadataEndpoint(app: FastifyInstance): Promise<void> {
+  await allowCrossOrigin(app);
+  app.setErrorHandler(errorHandler(alwaysJson));
   app.get(
-    '/.well-known/oauth-authorization-server',
+    '',
     {
       ...documentationOnly,
       schema: {

@@ -134,3 +134,19 @@ test('polls: start one, live results channel, add options, close; one at a time;
   const reasons = (await t.database.db.selectFrom('outbox').select('payload').where('channel', '=', `$polls:poll_${user.id}`).orderBy('id').execute()).map((e) => JSON.parse(e.payload).reason);
   assert.deepEqual(reasons, ['created', 'updated', 'updated', 'finished']);
 });
+
+test('polls: every form needs this session’s CSRF token; a forged one is refused and writes nothing', async () => {
+  const { user, browser } = await streamer(t);
+  const pollsOf = () => t.database.db.selectFrom('polls').selectAll().where('user_id', '=', user.id).execute();
+  await browser.get('/dashboard/polls');
+  assert.equal((await browser.postForm('/dashboard/polls', { title: 'Forged', options: 'a\nb', _csrf: 'forged' })).statusCode, 403);
+  assert.equal((await browser.postForm('/dashboard/polls', { title: 'No token', options: 'a\nb' }, false)).statusCode, 403);
+  assert.deepEqual(await pollsOf(), []);
+
+  assertHtml(await browser.postForm('/dashboard/polls', { title: 'Real', options: 'a\nb' }), 201);
+  const [poll] = await pollsOf();
+  assert.equal((await browser.postForm(`/dashboard/polls/${poll!.id}/options`, { add_options: 'c', _csrf: 'forged' })).statusCode, 403);
+  assert.equal((await browser.postForm(`/dashboard/polls/${poll!.id}/close`, { _csrf: 'forged' })).statusCode, 403);
+  assert.equal((await pollsOf())[0]!.is_active, 1);
+  assert.equal((await t.database.db.selectFrom('poll_options').select('id').where('poll_id', '=', poll!.id).execute()).length, 2);
+});

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { startSession } from '../../src/modules/accounts/accounts.service.js';
 import type { UserRow } from '../../src/modules/accounts/accounts.table.js';
-import { SESSION_COOKIE } from '../../src/web/session.js';
+import { cookieNames } from '../../src/web/session.js';
 import { BrowserSession } from '../browser-session.js';
 import { makeUser, type TestApp } from '../helper.js';
 
@@ -11,7 +11,7 @@ export const PASSWORD = 'correct horse battery';
 /** A browser logged in as `user` (a real session row; the log-in form itself is tested in test/web). */
 export async function browserFor(t: TestApp, user: UserRow): Promise<BrowserSession> {
   const browser = new BrowserSession(t.app);
-  browser.cookies.set(SESSION_COOKIE, await startSession(t.database.db, user.id));
+  browser.cookies.set(cookieNames(t.config).session, await startSession(t.database.db, user.id));
   return browser;
 }
 

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { UserRow } from '../../src/modules/accounts/accounts.table.js';
 import { startSession } from '../../src/modules/accounts/accounts.service.js';
-import { SESSION_COOKIE } from '../../src/web/session.js';
+import { cookieNames } from '../../src/web/session.js';
 import { makeApp, makeUser, type TestApp } from '../helper.js';
 
 export const PASSWORD = 'correct horse battery';
@@ -63,7 +63,7 @@ export async function logIn(browser: Browser, email: string, next = ''): Promise
  */
 export async function sessionFor(t: TestApp, userId: number): Promise<Browser> {
   const browser = new Browser(t.app);
-  browser.cookies.set(SESSION_COOKIE, await startSession(t.database.db, userId));
+  browser.cookies.set(cookieNames(t.config).session, await startSession(t.database.db, userId));
   return browser;
 }
 

@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { internalRoutes } from '../../web/internal/internal.routes.js';
 import { startGoalSweeper, type Sweeper } from './goals.sweeper.js';
 
 /**
- * Goals and polls in the running app: the goal-expiry sweeper (from onReady until onClose, so
- * `inject`-only tests and the CLI never start it twice) and the dashboard's internal JSON API.
+ * The goal-expiry sweeper of a running server: from onReady until onClose, so `inject`-only tests
+ * and the CLI never start it twice.
  */
-export async function goalsAndPolls(app: FastifyInstance): Promise<void> {
+export async function goalSweeper(app: FastifyInstance): Promise<void> {
   let sweeper: Sweeper | null = null;
   app.addHook('onReady', async () => {
     sweeper = startGoalSweeper(app.ctx.db, { onError: (err) => app.log.error({ err }, 'goal expiry sweep failed') });
@@ -14,5 +13,4 @@ export async function goalsAndPolls(app: FastifyInstance): Promise<void> {
   app.addHook('onClose', async () => {
     await sweeper?.stop();
   });
-  await app.register(internalRoutes, { prefix: '/internal' });
 }

@@ -5,7 +5,7 @@ import { AVATAR_MAX, changePassword, updateProfile } from '../../../modules/acco
 import { defaultAvatarUrl } from '../../static.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
-import { requireUser, SESSION_COOKIE } from '../../session.js';
+import { requireUser, sessionToken } from '../../session.js';
 import { csrfField, field, notice, sendPage, type FieldErrors } from './common.js';
 
 interface ProfileForm {
@@ -89,7 +89,7 @@ export async function profilePages(app: FastifyInstance): Promise<void> {
         app.ctx.db,
         request.sessionUser!.id,
         { currentPassword: field(request.body, 'current_password'), newPassword: field(request.body, 'password'), confirmation: field(request.body, 'password_confirmation') },
-        request.cookies[SESSION_COOKIE],
+        sessionToken(request),
       );
       return render(app, request, reply, { notice: 'Password changed. Your other sessions have been logged out.' });
     } catch (err) {
