@@ -3,17 +3,23 @@ import csrf from '@fastify/csrf-protection';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config/config.js';
 import { endSession, SESSION_TTL_MS, sessionUser, startSession } from '../modules/accounts/accounts.service.js';
+import { sha256Hex } from '../security/crypto.js';
 
 export interface CookieNames {
   session: string;
   csrf: string;
-  /** PUBLIC_URL is https: cookies are `Secure`. */
+  /** PUBLIC_URL is https: cookies are `Secure` and `__Host-` prefixed. */
   secure: boolean;
 }
 
-/** Cookie names; the session and CSRF cookies are Secure when PUBLIC_URL is https. */
+/**
+ * `__Host-` cookies (RFC 6265bis §4.1.3.2) are accepted by browsers only when Secure, Path=/ and
+ * without Domain, so a sibling subdomain cannot plant or overwrite them. They need https, so a
+ * plain-http install (a LAN, a developer machine) keeps unprefixed names.
+ */
 export function cookieNames(config: Pick<Config, 'publicUrl'>): CookieNames {
-  return { session: 'oa_session', csrf: '_csrf', secure: config.publicUrl.startsWith('https:') };
+  const secure = config.publicUrl.startsWith('https:');
+  return secure ? { session: '__Host-oa_session', csrf: '__Host-oa_csrf', secure } : { session: 'oa_session', csrf: 'oa_csrf', secure };
 }
 
 function cookieOptions(names: CookieNames) {
@@ -26,11 +32,22 @@ export function sessionToken(request: FastifyRequest): string | undefined {
 }
 
 /**
+ * What a CSRF token is bound to: the browser's session, or its anonymous state before log-in. A
+ * token minted for one of them is refused for any other, so a token taken from a logged-out page
+ * (or from another session, or planted with an attacker's own CSRF cookie) cannot post as this
+ * session; logging in or out therefore invalidates every token minted before.
+ */
+function csrfBinding(request: FastifyRequest): string {
+  const token = sessionToken(request);
+  return token ? `session:${sha256Hex(token)}` : 'anonymous';
+}
+
+/**
  * Browser sessions for the plugin that calls it (pages, the OAuth consent routes); the API and
  * widgets never read cookies. It adds, to that plugin only:
  * - cookies (@fastify/cookie, signed with the app's cookie key);
- * - CSRF (@fastify/csrf-protection): a secret in a signed cookie; pages call `reply.generateCsrf()`
- *   and guard posts with `app.csrfProtection`;
+ * - CSRF (@fastify/csrf-protection): a secret in a signed cookie, tokens HMAC-bound to the session
+ *   (see csrfBinding); pages call `reply.generateCsrf()` and guard posts with `app.csrfProtection`;
  * - `request.sessionUser`: the logged-in streamer, resolved before the route's own preHandlers.
  */
 export async function registerBrowserSession(app: FastifyInstance): Promise<void> {
@@ -39,24 +56,37 @@ export async function registerBrowserSession(app: FastifyInstance): Promise<void
   await app.register(csrf, {
     cookieKey: names.csrf,
     cookieOpts: { ...cookieOptions(names), signed: true },
+    getUserInfo: csrfBinding,
+    csrfOpts: { hmacKey: sha256Hex(`csrf-token:${app.ctx.secrets.cookieSecret}`), userInfo: true },
   });
   app.decorateRequest('sessionUser', null);
+  app.addHook('onRequest', async (request, reply) => {
+    // Pages call `reply.generateCsrf()` without arguments; the token must carry the binding.
+    const mint = reply.generateCsrf;
+    reply.generateCsrf = (options) => mint.call(reply, { ...options, userInfo: csrfBinding(request) });
+  });
   app.addHook('preHandler', async (request) => {
     const token = sessionToken(request);
     if (token) request.sessionUser = (await sessionUser(app.ctx.db, token)) ?? null;
   });
 }
 
+/**
+ * Starts a session and drops the CSRF secret, so the next page mints a fresh one. Answer with a
+ * redirect: tokens minted later in this same request would still be bound to the old state.
+ */
 export async function logIn(app: FastifyInstance, reply: FastifyReply, userId: number): Promise<void> {
   const names = cookieNames(app.ctx.config);
   const token = await startSession(app.ctx.db, userId);
   reply.setCookie(names.session, token, { ...cookieOptions(names), maxAge: SESSION_TTL_MS / 1000 });
+  reply.clearCookie(names.csrf, cookieOptions(names));
 }
 
 export async function logOut(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const names = cookieNames(app.ctx.config);
   await endSession(app.ctx.db, sessionToken(request));
   reply.clearCookie(names.session, cookieOptions(names));
+  reply.clearCookie(names.csrf, cookieOptions(names));
 }
 
 /** Only same-site relative paths, so `next` can never send a user to another site. */

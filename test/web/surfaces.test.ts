@@ -26,6 +26,19 @@ describe('one plugin per surface', () => {
   });
   after(() => t.close());
 
+  test('the consent page keeps the full Content-Security-Policy, with frame-ancestors none', async () => {
+    const browser = await sessionFor(t, user.id);
+    const res = await browser.get(authorizeUrl({ response_type: 'code', client_id: String(clientId), scope: 'oauth-user-show' }));
+    assert.equal(res.statusCode, 200, res.body.slice(0, 300));
+    assert.match(res.body, /action="\/oauth\/authorize"/);
+    const csp = String(res.headers['content-security-policy']);
+    for (const directive of ["default-src 'self'", "script-src 'self'", "script-src-attr 'none'", "style-src 'self'", "object-src 'none'", "base-uri 'self'", "frame-ancestors 'none'"]) {
+      assert.ok(csp.split(';').map((d) => d.trim()).includes(directive), `${directive} in ${csp}`);
+    }
+    assert.equal(res.headers['x-frame-options'], 'DENY');
+    assert.equal(res.headers['cache-control'], 'no-store');
+  });
+
   test('only /docs allows inline styles; pages, the document and the API keep the base policy', async () => {
     const docs = await t.app.inject({ url: '/docs/' });
     assert.equal(docs.statusCode, 200);

@@ -113,10 +113,9 @@ export async function authorizeGet(request: FastifyRequest, reply: FastifyReply)
   if (granted && ctx.scopes.every((s) => granted.includes(s))) return approve(request, reply, ctx, user, 302);
 
   const csrf = reply.generateCsrf();
-  // The consent page must never be framed (clickjacking, RFC 6749 §10.13) nor cached.
+  // Never framed (clickjacking, RFC 6749 §10.13): the full base policy applies, with
+  // `frame-ancestors 'none'` and X-Frame-Options DENY (security-headers.ts). Never cached.
   return reply
-    .header('x-frame-options', 'DENY')
-    .header('content-security-policy', "frame-ancestors 'none'")
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
     .send(consentPage({ user, csrf, clientName: ctx.client!.name, clientId: ctx.client!.id, redirectUri: ctx.redirectUri!, scopes: ctx.scopes, fields: requestFields(ctx) }));
