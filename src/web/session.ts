@@ -89,9 +89,35 @@ export async function logOut(app: FastifyInstance, request: FastifyRequest, repl
   reply.clearCookie(names.csrf, cookieOptions(names));
 }
 
-/** Only same-site relative paths, so `next` can never send a user to another site. */
+/** Removed by the WHATWG URL parser wherever they occur, so they must not hide a `//` from us. */
+const TAB_OR_NEWLINE = /[\t\n\r]/g;
+/** A path on this host: `/` then anything but `/` or `\` (either would start a network path). */
+const LOCAL_PATH = /^\/[^/\\]/;
+/**
+ * Stands for PUBLIC_URL's origin: only a path-absolute reference resolves onto it, and the result
+ * is the same for any base (a PUBLIC_URL path prefix included), so pages need not pass config.
+ */
+const OUR_ORIGIN = 'https://openalerts.invalid';
+
+/**
+ * Where to send a user after log-in: `next` when it is a path on this site, else `fallback`. The
+ * value is read the way a browser reads a Location header — tab/CR/LF removed, then resolved as a
+ * URL against our origin — and is accepted only when it stays on that origin with a local path,
+ * both before and after resolving (`/a/..//evil` resolves to `//evil`). The answer is the parsed
+ * URL's serialization, so no raw control character ever reaches the Location header.
+ */
 export function safeNext(next: unknown, fallback = '/dashboard'): string {
-  return typeof next === 'string' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : fallback;
+  if (typeof next !== 'string') return fallback;
+  const cleaned = next.replace(TAB_OR_NEWLINE, '');
+  if (!LOCAL_PATH.test(cleaned)) return fallback;
+  let url: URL;
+  try {
+    url = new URL(cleaned, OUR_ORIGIN);
+  } catch {
+    return fallback;
+  }
+  if (url.origin !== OUR_ORIGIN || !LOCAL_PATH.test(url.pathname)) return fallback;
+  return `${url.pathname}${url.search}${url.hash}`;
 }
 
 /** preHandler for pages that need a logged-in user: sends others to the log-in page and back. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { cookieNames } from '../../src/web/session.js';
+import { cookieNames, safeNext } from '../../src/web/session.js';
 import { BrowserSession } from '../browser-session.js';
 import { buildTestApp, makeUser, type TestApp } from '../helper.js';
 
@@ -131,5 +131,44 @@ describe('CSRF tokens are bound to the session', () => {
     await victim.get('/dashboard/goals');
     assert.equal((await victim.postForm('/dashboard/goals', { title: 'Mine', goal_amount: '10' })).statusCode, 201);
     assert.equal((await goalsOfBob()).length, 1);
+  });
+});
+
+describe('`next` after log-in never leaves the site', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp();
+    await makeUser(t.database.db, { email: 'carol@example.test', password: PASSWORD });
+  });
+  after(() => t.close());
+
+  // Values as the query parser hands them over (`/login?next=/%09/evil.example` is `/\t/evil.example`).
+  const OFFSITE = ['/\t/evil.example', '/\t/x', '/\n/x', '/\r\n/x', '//x', '/\\x', '\\/x', 'https:x', 'https://evil.example/', '/a/..//evil.example', ' //x', '/', '', 'dashboard'];
+
+  test('offsite, protocol-relative and control-character values fall back to /dashboard', () => {
+    for (const value of OFFSITE) assert.equal(safeNext(value), '/dashboard', JSON.stringify(value));
+    assert.equal(safeNext(['/dashboard/apps']), '/dashboard');
+  });
+
+  test('paths on this site are kept, with their query and fragment, percent-encoded', () => {
+    assert.equal(safeNext('/dashboard/apps'), '/dashboard/apps');
+    assert.equal(safeNext('/oauth/authorize?client_id=1&scope=a b&state=x#top'), '/oauth/authorize?client_id=1&scope=a%20b&state=x#top');
+    assert.equal(safeNext('/%09/evil.example'), '/%09/evil.example', 'a literal %09 is a path segment on this site');
+  });
+
+  test('GET /login when logged in and POST /login redirect to /dashboard for each, never a 500', async () => {
+    const browser = await loggedIn(t, 'carol@example.test');
+    for (const value of OFFSITE) {
+      const res = await browser.get(`/login?next=${encodeURIComponent(value)}`);
+      assert.equal(res.statusCode, 302, `${JSON.stringify(value)}: ${res.body.slice(0, 200)}`);
+      assert.equal(res.headers.location, '/dashboard', JSON.stringify(value));
+    }
+    for (const value of ['/\r\n/x', '/\t/evil.example', '//x']) {
+      const fresh = new BrowserSession(t.app);
+      await fresh.get('/login');
+      const res = await fresh.postForm('/login', { email: 'carol@example.test', password: PASSWORD, next: value });
+      assert.equal(res.statusCode, 303, `${JSON.stringify(value)}: ${res.body.slice(0, 200)}`);
+      assert.equal(res.headers.location, '/dashboard');
+    }
   });
 });
