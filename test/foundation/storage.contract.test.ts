@@ -6,6 +6,7 @@ import { authenticate, createAccount, endSession, findUserByRef, sessionUser, st
 import { appSecret, createApp, deleteApp, findApp, listOwnApps, rotateSecret } from '../../src/modules/apps/apps.service.js';
 import { listRates, loadRates } from '../../src/modules/currencies/currencies.repository.js';
 import { setRate } from '../../src/modules/currencies/currencies.service.js';
+import { DEFAULT_RATES, DEFAULT_RATES_AS_OF } from '../../src/modules/currencies/default-rates.js';
 import { pageOfDonations } from '../../src/modules/donations/donations.repository.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { randomBytes } from 'node:crypto';
@@ -25,6 +26,15 @@ for (const dialect of await dialects()) {
     test('migrations are idempotent', async () => {
       const again = await migrateToLatest(t.database.db);
       assert.deepEqual(again, []);
+    });
+
+    test('a fresh database holds the shipped default rates (migration 0001 seeds a frozen copy of them)', async () => {
+      const rows = await listRates(t.database.db);
+      assert.deepEqual(
+        Object.fromEntries(rows.map((r) => [r.currency, [Number(r.per_usd), r.as_of]])),
+        Object.fromEntries(Object.entries(DEFAULT_RATES).map(([c, v]) => [c, [v, DEFAULT_RATES_AS_OF]])),
+        'changing the runtime defaults needs a new migration, or existing and fresh databases disagree',
+      );
     });
 
     test('the first account is the administrator, later ones streamers; every field persists', async () => {

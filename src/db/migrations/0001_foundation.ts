@@ -1,6 +1,22 @@
 import { sql, type Kysely } from 'kysely';
-import { DEFAULT_RATES, DEFAULT_RATES_AS_OF } from '../../modules/currencies/default-rates.js';
 import { dialectOf, withId } from '../dialect.js';
+
+/**
+ * The rates this migration seeds, frozen as shipped: a migration never imports runtime code, so a
+ * later change of the runtime defaults (currencies/default-rates.ts) cannot make a fresh database
+ * differ from one migrated back then. Units per US dollar.
+ */
+const SEED_RATES_AS_OF = '2025-11-01';
+const SEED_RATES: Readonly<Record<string, number>> = {
+  USD: 1,
+  EUR: 0.866,
+  RUB: 81.0,
+  BYN: 3.38,
+  KZT: 525.0,
+  UAH: 42.0,
+  BRL: 5.38,
+  TRY: 42.1,
+};
 
 export async function up(db: Kysely<any>): Promise<void> {
   const dialect = dialectOf(db);
@@ -51,7 +67,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   const now = Date.now();
   await db
     .insertInto('currency_rates')
-    .values(Object.entries(DEFAULT_RATES).map(([currency, per_usd]) => ({ currency, per_usd, as_of: DEFAULT_RATES_AS_OF, updated_at: now })))
+    .values(Object.entries(SEED_RATES).map(([currency, per_usd]) => ({ currency, per_usd, as_of: SEED_RATES_AS_OF, updated_at: now })))
     .execute();
 
   await withId(db.schema.createTable('donations'), dialect)

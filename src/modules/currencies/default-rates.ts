@@ -1,6 +1,8 @@
 /**
  * Rates shipped with the service so conversions work with no set-up: approximate mid-market rates
  * (units per US dollar) as of the date below. Operators set real ones with `openalerts rates set`.
+ * Migration 0001 seeds a frozen copy of these; a change here reaches existing databases only through
+ * a new migration (the storage contract test holds the two equal).
  */
 export const DEFAULT_RATES_AS_OF = '2025-11-01';
 
