@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
+import { userById } from '../modules/accounts/accounts.service.js';
 import { escapeHtml } from './html.js';
 
 const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
@@ -23,7 +24,7 @@ export async function staticRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { id: string } }>('/avatars/:id', async (request, reply) => {
     const id = Number.parseInt(request.params.id, 10);
     if (!Number.isSafeInteger(id) || id <= 0) return reply.callNotFound();
-    const user = await app.ctx.db.selectFrom('users').select(['name']).where('id', '=', id).executeTakeFirst();
+    const user = await userById(app.ctx.db, id);
     if (!user) return reply.callNotFound();
     return reply.header('cache-control', 'public, max-age=300').type('image/svg+xml').send(defaultAvatar(id, user.name));
   });

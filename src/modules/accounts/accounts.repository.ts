@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { containsText } from '../../db/like.js';
 import type { DB } from '../../db/schema.js';
 import type { NewUserRow, UserRow, UserUpdate } from './accounts.table.js';
 
@@ -15,6 +16,13 @@ export async function countUsers(db: Db): Promise<number> {
 
 export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** What services check before acting for a streamer: exists, active, main currency, name. */
+export type StreamerRef = Pick<UserRow, 'id' | 'name' | 'currency' | 'is_active'>;
+
+export async function findStreamer(db: Db, id: number): Promise<StreamerRef | undefined> {
+  return db.selectFrom('users').select(['id', 'name', 'currency', 'is_active']).where('id', '=', id).executeTakeFirst();
 }
 
 export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
@@ -36,12 +44,40 @@ export async function codeOrNameTaken(db: Db, code: string, nameKey: string, exc
   return { code: rows.some((r) => r.code === code), name: rows.some((r) => r.name_key === nameKey) };
 }
 
+/** Is `nameKey` (lower-cased name) held by an account other than `exceptUserId`? */
+export async function nameKeyTaken(db: Db, nameKey: string, exceptUserId: number): Promise<boolean> {
+  const holder = await db.selectFrom('users').select('id').where('name_key', '=', nameKey).where('id', '!=', exceptUserId).executeTakeFirst();
+  return holder !== undefined;
+}
+
 export async function updateUser(db: Db, id: number, changes: UserUpdate): Promise<UserRow | undefined> {
   return db.updateTable('users').set({ ...changes, updated_at: Date.now() }).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
 export async function listUsers(db: Db, limit = 100, offset = 0): Promise<UserRow[]> {
   return db.selectFrom('users').selectAll().orderBy('id').limit(limit).offset(offset).execute();
+}
+
+/** A row of the administrators' user list. */
+export type UserListRow = Pick<UserRow, 'id' | 'name' | 'email' | 'code' | 'role' | 'is_active' | 'currency' | 'created_at'>;
+
+/**
+ * One page of accounts in id order, and how many match. `search` (optional) matches part of the
+ * e-mail, name or code, ignoring case.
+ */
+export async function searchUserRows(db: Db, opts: { search?: string; limit: number; offset: number }): Promise<{ rows: UserListRow[]; total: number }> {
+  let base = db.selectFrom('users');
+  const search = opts.search;
+  if (search) {
+    base = base.where((eb) =>
+      eb.or([containsText('email', search), containsText('name_key', search, { storedLowerCase: true }), containsText('code', search, { storedLowerCase: true })]),
+    );
+  }
+  const [rows, count] = await Promise.all([
+    base.select(['id', 'name', 'email', 'code', 'role', 'is_active', 'currency', 'created_at']).orderBy('id').limit(opts.limit).offset(opts.offset).execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
 }
 
 export async function insertSession(db: Db, idHash: string, userId: number, ttlMs: number): Promise<void> {
@@ -62,6 +98,13 @@ export async function findSessionUser(db: Db, idHash: string): Promise<UserRow |
 
 export async function deleteSession(db: Db, idHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('id_hash', '=', idHash).execute();
+}
+
+/** Ends every session of the account, except the one whose hash is `keepIdHash`. */
+export async function deleteSessionsOfUser(db: Db, userId: number, keepIdHash?: string): Promise<void> {
+  let query = db.deleteFrom('sessions').where('user_id', '=', userId);
+  if (keepIdHash) query = query.where('id_hash', '!=', keepIdHash);
+  await query.execute();
 }
 
 export async function deleteExpiredSessions(db: Db): Promise<void> {

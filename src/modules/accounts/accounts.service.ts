@@ -172,3 +172,18 @@ export async function findUserByRef(db: Kysely<DB>, ref: string | number): Promi
   if (!user) throw new NotFoundError(`No user "${text}"; give a user id, e-mail or code.`);
   return user;
 }
+
+export async function userById(db: Kysely<DB>, id: number): Promise<UserRow | undefined> {
+  return repo.findUserById(db, id);
+}
+
+/** The account behind a donor-page code (`/r/<code>`), active or not. */
+export async function userByCode(db: Kysely<DB>, code: string): Promise<UserRow | undefined> {
+  return repo.findUserByCode(db, code);
+}
+
+/** One page (1-based) of the administrators' user list; `search` matches part of e-mail, name or code. */
+export async function searchUsers(db: Kysely<DB>, search: string, page: number, perPage: number): Promise<{ users: repo.UserListRow[]; total: number }> {
+  const { rows, total } = await repo.searchUserRows(db, { search: search || undefined, limit: perPage, offset: (page - 1) * perPage });
+  return { users: rows, total };
+}

@@ -3,8 +3,8 @@ import { apiErrorResponses, needsScope } from '../../api/schemas.js';
 import { UnauthenticatedError } from '../../domain/errors.js';
 import { requireToken } from '../../oauth/bearer.js';
 import { signConnectionToken } from '../../realtime/tokens.js';
-import { findUserById } from './accounts.repository.js';
 import { toProfileResource } from './accounts.resource.js';
+import { userById } from './accounts.service.js';
 import { ProfileResponse } from './profile.schemas.js';
 
 const SCOPE = 'oauth-user-show';
@@ -32,7 +32,7 @@ export const profileRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => {
       const auth = request.auth!;
-      const user = await findUserById(app.ctx.db, auth.userId!);
+      const user = await userById(app.ctx.db, auth.userId!);
       if (!user || !user.is_active) throw new UnauthenticatedError('invalid_token');
       const ttl = Math.max(1, Math.min(SOCKET_TOKEN_TTL_SECONDS, Math.floor((auth.expiresAt - Date.now()) / 1000)));
       const token = await signConnectionToken(app.ctx.secrets.realtimeTokenSecret, user.id, ttl);

@@ -4,6 +4,7 @@ import type { DB } from '../../db/schema.js';
 import { isLocale, isOutputCurrency, LOCALES, OUTPUT_CURRENCIES } from '../../domain/currency.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import { hashPassword, sha256Hex, verifyPassword } from '../../security/crypto.js';
+import * as repo from './accounts.repository.js';
 import { passwordProblem } from './accounts.service.js';
 import type { UserRow } from './accounts.table.js';
 
@@ -70,15 +71,9 @@ export async function updateProfile(db: Kysely<DB>, userId: number, input: Profi
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const nameKey = name.toLowerCase();
-  const holder = await db.selectFrom('users').select('id').where('name_key', '=', nameKey).where('id', '!=', userId).executeTakeFirst();
-  if (holder) throw ValidationError.field('name', 'The name has already been taken.');
+  if (await repo.nameKeyTaken(db, nameKey, userId)) throw ValidationError.field('name', 'The name has already been taken.');
   try {
-    const row = await db
-      .updateTable('users')
-      .set({ name, name_key: nameKey, avatar, language, currency, updated_at: Date.now() })
-      .where('id', '=', userId)
-      .returningAll()
-      .executeTakeFirst();
+    const row = await repo.updateUser(db, userId, { name, name_key: nameKey, avatar, language, currency });
     if (!row) throw new NotFoundError('This account does not exist.');
     return row;
   } catch (err) {
@@ -93,7 +88,7 @@ export async function updateProfile(db: Kysely<DB>, userId: number, input: Profi
  * (the one given in `keepSessionToken`, the caller's, stays logged in).
  */
 export async function changePassword(db: Kysely<DB>, userId: number, input: PasswordChange, keepSessionToken?: string): Promise<void> {
-  const user = await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+  const user = await repo.findUserById(db, userId);
   if (!user) throw new NotFoundError('This account does not exist.');
   const current = typeof input.currentPassword === 'string' ? input.currentPassword : '';
   const next = typeof input.newPassword === 'string' ? input.newPassword : '';
@@ -108,10 +103,8 @@ export async function changePassword(db: Kysely<DB>, userId: number, input: Pass
 
   const hash = await hashPassword(next);
   await db.transaction().execute(async (tx) => {
-    await tx.updateTable('users').set({ password_hash: hash, updated_at: Date.now() }).where('id', '=', userId).execute();
-    let others = tx.deleteFrom('sessions').where('user_id', '=', userId);
-    if (keepSessionToken) others = others.where('id_hash', '!=', sha256Hex(keepSessionToken));
-    await others.execute();
+    await repo.updateUser(tx, userId, { password_hash: hash });
+    await repo.deleteSessionsOfUser(tx, userId, keepSessionToken ? sha256Hex(keepSessionToken) : undefined);
   });
 }
 

@@ -3,7 +3,7 @@ import { INPUT_CURRENCIES } from '../../domain/currency.js';
 import { crossRate } from '../../domain/rates.js';
 import { sendJsonError } from '../../http/error-handler.js';
 import type { UserRow } from '../../modules/accounts/accounts.table.js';
-import { loadRates } from '../../modules/currencies/currencies.repository.js';
+import { currentRates } from '../../modules/currencies/currencies.service.js';
 import { getGoal, listGoals } from '../../modules/goals/goals.service.js';
 import { goalChannel, pollChannel, widgetChannel } from '../../modules/outbox/channels.js';
 import { getActivePoll } from '../../modules/polls/polls.service.js';
@@ -100,7 +100,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
   app.get('/widget/alerts', async (request, reply) => {
     const user = await pageUser(request, reply);
     if (!user) return reply;
-    const [variations, rates, realtime] = await Promise.all([listVariations(db, user.id), loadRates(db), widgetRealtimeTokens(secret, user.id)]);
+    const [variations, rates, realtime] = await Promise.all([listVariations(db, user.id), currentRates(db), widgetRealtimeTokens(secret, user.id)]);
     // Sale amounts arrive in the sale's currency; minimum amounts are in the streamer's.
     const toUserCurrency: Record<string, number> = {};
     for (const c of INPUT_CURRENCIES) {

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
 import { OUTPUT_CURRENCIES } from '../../../domain/currency.js';
 import { ForbiddenError, ValidationError } from '../../../domain/errors.js';
+import { searchUsers } from '../../../modules/accounts/accounts.service.js';
 import { setAccountActive } from '../../../modules/accounts/profile.service.js';
-import { listRates } from '../../../modules/currencies/currencies.repository.js';
-import { setRate } from '../../../modules/currencies/currencies.service.js';
+import { listCurrencyRates, setRate } from '../../../modules/currencies/currencies.service.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { requireUser } from '../../session.js';
@@ -17,18 +16,7 @@ async function usersPage(app: FastifyInstance, request: FastifyRequest, reply: F
   const me = request.sessionUser!;
   const search = field(request.query, 'q').trim().slice(0, 100);
   const current = pageNumber(request.query);
-  let base = app.ctx.db.selectFrom('users');
-  if (search) {
-    const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    base = base.where((eb) =>
-      eb.or([sql<boolean>`lower(email) like ${pattern} escape '\\'`, sql<boolean>`name_key like ${pattern} escape '\\'`, sql<boolean>`code like ${pattern} escape '\\'`]),
-    );
-  }
-  const [users, count] = await Promise.all([
-    base.select(['id', 'name', 'email', 'code', 'role', 'is_active', 'currency', 'created_at']).orderBy('id').limit(PER_PAGE).offset((current - 1) * PER_PAGE).execute(),
-    base.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  const total = Number(count.n);
+  const { users, total } = await searchUsers(app.ctx.db, search, current, PER_PAGE);
   const csrf = reply.generateCsrf();
   const query = new URLSearchParams(search ? { q: search } : {});
   const body = html`<section class="card">
@@ -63,7 +51,7 @@ ${pager('/admin/users', query, current, Math.ceil(total / PER_PAGE))}
 }
 
 async function ratesPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, flash: { notice?: string; errors?: FieldErrors; form?: Record<string, string> } = {}, status = 200) {
-  const rates = await listRates(app.ctx.db);
+  const rates = await listCurrencyRates(app.ctx.db);
   const csrf = reply.generateCsrf();
   const form = flash.form ?? {};
   const body = html`<section class="card">
