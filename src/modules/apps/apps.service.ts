@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { decryptSecret, encryptSecret, randomToken } from '../../security/crypto.js';
+import * as repo from './apps.repository.js';
 import type { AppRow } from './apps.table.js';
 
 export interface NewApp {
@@ -53,6 +54,11 @@ function validate(name: string, redirectUris: string[]): Record<string, string[]
   return errors;
 }
 
+/** The stored form of redirect URIs: a JSON array, trimmed, blanks and repeats dropped. */
+function redirectUrisColumn(redirectUris: string[]): string {
+  return JSON.stringify([...new Set(redirectUris.map((u) => u.trim()).filter(Boolean))]);
+}
+
 export function toAppView(row: AppRow): AppView {
   return {
     client_id: row.id,
@@ -70,29 +76,25 @@ export async function createApp(db: Kysely<DB>, key: Buffer, input: NewApp): Pro
   if (Object.keys(errors).length) throw new ValidationError(errors);
   const clientSecret = randomToken(30);
   const now = Date.now();
-  const row = await db
-    .insertInto('apps')
-    .values({
-      owner_id: input.ownerId,
-      name: input.name.trim(),
-      secret_sealed: encryptSecret(key, clientSecret),
-      redirect_uris: JSON.stringify([...new Set(input.redirectUris.map((u) => u.trim()).filter(Boolean))]),
-      merchandise_access: 0,
-      created_at: now,
-      updated_at: now,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const row = await repo.insertApp(db, {
+    owner_id: input.ownerId,
+    name: input.name.trim(),
+    secret_sealed: encryptSecret(key, clientSecret),
+    redirect_uris: redirectUrisColumn(input.redirectUris),
+    merchandise_access: 0,
+    created_at: now,
+    updated_at: now,
+  });
   return { app: toAppView(row), clientSecret };
 }
 
 export async function findApp(db: Kysely<DB>, clientId: number): Promise<AppRow | undefined> {
   if (!Number.isSafeInteger(clientId) || clientId <= 0) return undefined;
-  return db.selectFrom('apps').selectAll().where('id', '=', clientId).executeTakeFirst();
+  return repo.findAppById(db, clientId);
 }
 
 export async function listOwnApps(db: Kysely<DB>, ownerId: number): Promise<AppView[]> {
-  const rows = await db.selectFrom('apps').selectAll().where('owner_id', '=', ownerId).orderBy('id').execute();
+  const rows = await repo.listAppsOfOwner(db, ownerId);
   return rows.map(toAppView);
 }
 
@@ -105,7 +107,7 @@ async function ownedApp(db: Kysely<DB>, ownerId: number, clientId: number): Prom
 export async function rotateSecret(db: Kysely<DB>, key: Buffer, ownerId: number, clientId: number): Promise<string> {
   await ownedApp(db, ownerId, clientId);
   const clientSecret = randomToken(30);
-  await db.updateTable('apps').set({ secret_sealed: encryptSecret(key, clientSecret), updated_at: Date.now() }).where('id', '=', clientId).execute();
+  await repo.updateApp(db, clientId, { secret_sealed: encryptSecret(key, clientSecret) });
   return clientSecret;
 }
 
@@ -113,17 +115,13 @@ export async function updateRedirectUris(db: Kysely<DB>, ownerId: number, client
   await ownedApp(db, ownerId, clientId);
   const errors = validate(name, redirectUris);
   if (Object.keys(errors).length) throw new ValidationError(errors);
-  await db
-    .updateTable('apps')
-    .set({ name: name.trim(), redirect_uris: JSON.stringify([...new Set(redirectUris.map((u) => u.trim()).filter(Boolean))]), updated_at: Date.now() })
-    .where('id', '=', clientId)
-    .execute();
+  await repo.updateApp(db, clientId, { name: name.trim(), redirect_uris: redirectUrisColumn(redirectUris) });
 }
 
 /** Deleting an app cascades to everything issued to it (tokens, grants) through foreign keys. */
 export async function deleteApp(db: Kysely<DB>, ownerId: number, clientId: number): Promise<void> {
   await ownedApp(db, ownerId, clientId);
-  await db.deleteFrom('apps').where('id', '=', clientId).execute();
+  await repo.deleteAppRow(db, clientId);
 }
 
 export function appSecret(key: Buffer, app: AppRow): string {
@@ -131,6 +129,5 @@ export function appSecret(key: Buffer, app: AppRow): string {
 }
 
 export async function setMerchandiseAccess(db: Kysely<DB>, clientId: number, granted: boolean): Promise<void> {
-  const result = await db.updateTable('apps').set({ merchandise_access: granted ? 1 : 0, updated_at: Date.now() }).where('id', '=', clientId).executeTakeFirst();
-  if (!result.numUpdatedRows) throw new NotFoundError(`No application with client_id ${clientId}.`);
+  if (!(await repo.updateApp(db, clientId, { merchandise_access: granted ? 1 : 0 }))) throw new NotFoundError(`No application with client_id ${clientId}.`);
 }
