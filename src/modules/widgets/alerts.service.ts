@@ -9,6 +9,7 @@ import { widgetChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import { toSaleAlertResource } from '../sales/sales.resource.js';
 import { SALE_REASON } from '../sales/sales.service.js';
+import { markAlertShown, unshownAlertRows } from './alerts.repository.js';
 import { ALERT_TYPES, type VariationView } from './variations.service.js';
 import type { AlertType } from './widgets.table.js';
 
@@ -18,8 +19,6 @@ import type { AlertType } from './widgets.table.js';
  * `merchandise-sale`, and `test` for the dashboard's "Send test alert" (never stored).
  */
 export type WidgetAlert = Record<string, unknown> & { id: number | string; name: AlertType; reason: string };
-
-const TABLE = { donation: 'donations', custom: 'custom_alerts', 'merchandise-sale': 'merchandise_sales' } as const;
 
 export function isAlertType(value: unknown): value is AlertType {
   return typeof value === 'string' && (ALERT_TYPES as readonly string[]).includes(value);
@@ -36,11 +35,8 @@ export async function markShown(db: Kysely<DB>, userId: number, type: unknown, i
   const alertId = typeof id === 'string' && /^\d{1,15}$/.test(id) ? Number(id) : id;
   if (!(typeof alertId === 'number' && Number.isSafeInteger(alertId) && alertId > 0)) errors.id = ['The id must be a positive integer.'];
   if (Object.keys(errors).length) throw new ValidationError(errors);
-  // All three tables share id, user_id, is_shown and shown_at; the cast only names one for the types.
-  const table = TABLE[type as AlertType] as 'donations';
   const now = Date.now();
-  await db.updateTable(table).set({ is_shown: 1, shown_at: now }).where('id', '=', alertId as number).where('user_id', '=', userId).where('is_shown', '=', 0).execute();
-  const row = await db.selectFrom(table).select(['shown_at']).where('id', '=', alertId as number).where('user_id', '=', userId).executeTakeFirst();
+  const row = await markAlertShown(db, type as AlertType, userId, alertId as number, now);
   if (!row) throw new NotFoundError('This alert does not exist.');
   // A custom alert created with is_shown=1 has its creation time as shown_at.
   return { type: type as AlertType, id: alertId as number, is_shown: 1, shown_at: formatDateTime(row.shown_at ?? now) };
@@ -52,12 +48,7 @@ const UNSHOWN_LIMIT = 50;
 
 /** Alerts of the last `windowMs` not yet shown, oldest first, as the widget channel carries them. */
 export async function unshownAlerts(db: Kysely<DB>, user: { id: number; name: string }, windowMs = UNSHOWN_WINDOW_MS, now = Date.now()): Promise<WidgetAlert[]> {
-  const since = now - windowMs;
-  const [donations, customs, sales] = await Promise.all([
-    db.selectFrom('donations').selectAll().where('user_id', '=', user.id).where('is_shown', '=', 0).where('created_at', '>=', since).orderBy('id', 'desc').limit(UNSHOWN_LIMIT).execute(),
-    db.selectFrom('custom_alerts').selectAll().where('user_id', '=', user.id).where('is_shown', '=', 0).where('created_at', '>=', since).orderBy('id', 'desc').limit(UNSHOWN_LIMIT).execute(),
-    db.selectFrom('merchandise_sales').selectAll().where('user_id', '=', user.id).where('is_shown', '=', 0).where('created_at', '>=', since).orderBy('id', 'desc').limit(UNSHOWN_LIMIT).execute(),
-  ]);
+  const { donations, customs, sales } = await unshownAlertRows(db, user.id, now - windowMs, UNSHOWN_LIMIT);
   const all: { at: number; alert: WidgetAlert }[] = [
     ...donations.map((r) => ({ at: r.created_at, alert: { ...toDonationResource(r, user.name), reason: 'default' } as WidgetAlert })),
     ...customs.map((r) => ({ at: r.created_at, alert: { ...toCustomAlertResource(r), name: 'custom', reason: 'custom' } as WidgetAlert })),

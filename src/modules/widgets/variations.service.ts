@@ -3,6 +3,7 @@ import type { DB } from '../../db/schema.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import { AmountError, toMajor, toMinor } from '../../domain/money.js';
 import { httpUrlProblem } from '../custom-alerts/custom-alerts.service.js';
+import * as repo from './variations.repository.js';
 import { ALERT_TYPES, LAYOUTS, type AlertLayout, type AlertType, type AlertVariationRow } from './widgets.table.js';
 
 export { ALERT_TYPES, LAYOUTS };
@@ -55,9 +56,7 @@ export function toVariationView(row: AlertVariationRow): VariationView {
 
 const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : '');
 
-type Checked = Omit<AlertVariationRow, 'id' | 'user_id' | 'created_at' | 'updated_at'>;
-
-function check(input: VariationInput): Checked {
+function check(input: VariationInput): repo.VariationFields {
   const errors: Record<string, string[]> = {};
   const type = text(input.type) as AlertType;
   if (!ALERT_TYPES.includes(type)) errors.type = [`The type must be one of ${ALERT_TYPES.join(', ')}.`];
@@ -111,13 +110,12 @@ function check(input: VariationInput): Checked {
 }
 
 export async function listVariations(db: Kysely<DB>, userId: number): Promise<VariationView[]> {
-  const rows = await db.selectFrom('alert_variations').selectAll().where('user_id', '=', userId).orderBy('type').orderBy('min_amount').orderBy('id').execute();
-  return rows.map(toVariationView);
+  return (await repo.listVariationRows(db, userId)).map(toVariationView);
 }
 
 /** One of the streamer's variations, else 404 — never another streamer's. */
 export async function getVariation(db: Kysely<DB>, userId: number, id: number): Promise<VariationView> {
-  const row = await db.selectFrom('alert_variations').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  const row = await repo.findVariation(db, userId, id);
   if (!row) throw new NotFoundError('This alert variation does not exist.');
   return toVariationView(row);
 }
@@ -125,32 +123,18 @@ export async function getVariation(db: Kysely<DB>, userId: number, id: number): 
 export async function createVariation(db: Kysely<DB>, userId: number, input: VariationInput): Promise<VariationView> {
   const fields = check(input);
   return db.transaction().execute(async (tx) => {
-    const { count } = await tx.selectFrom('alert_variations').select((eb) => eb.fn.countAll<number>().as('count')).where('user_id', '=', userId).executeTakeFirstOrThrow();
-    if (Number(count) >= VARIATION_LIMITS.perUser) throw new ConflictError(`You already have ${VARIATION_LIMITS.perUser} variations; delete one first.`);
-    const now = Date.now();
-    const row = await tx
-      .insertInto('alert_variations')
-      .values({ user_id: userId, ...fields, created_at: now, updated_at: now })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return toVariationView(row);
+    if ((await repo.countVariations(tx, userId)) >= VARIATION_LIMITS.perUser) throw new ConflictError(`You already have ${VARIATION_LIMITS.perUser} variations; delete one first.`);
+    return toVariationView(await repo.insertVariation(tx, userId, fields));
   });
 }
 
 export async function updateVariation(db: Kysely<DB>, userId: number, id: number, input: VariationInput): Promise<VariationView> {
   const fields = check(input);
-  const row = await db
-    .updateTable('alert_variations')
-    .set({ ...fields, updated_at: Date.now() })
-    .where('id', '=', id)
-    .where('user_id', '=', userId)
-    .returningAll()
-    .executeTakeFirst();
+  const row = await repo.updateVariationRow(db, userId, id, fields);
   if (!row) throw new NotFoundError('This alert variation does not exist.');
   return toVariationView(row);
 }
 
 export async function deleteVariation(db: Kysely<DB>, userId: number, id: number): Promise<void> {
-  const result = await db.deleteFrom('alert_variations').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-  if (Number(result.numDeletedRows) === 0) throw new NotFoundError('This alert variation does not exist.');
+  if (!(await repo.deleteVariationRow(db, userId, id))) throw new NotFoundError('This alert variation does not exist.');
 }
