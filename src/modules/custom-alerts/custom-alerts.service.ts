@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { UnauthenticatedError, ValidationError } from '../../domain/errors.js';
+import { findStreamer } from '../accounts/accounts.repository.js';
 import { widgetChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import { insertCustomAlert } from './custom-alerts.repository.js';
@@ -83,7 +84,7 @@ export async function createCustomAlert(db: Kysely<DB>, input: NewCustomAlert): 
   const isShown = input.isShown ?? 0;
   try {
     return await db.transaction().execute(async (tx) => {
-      const user = await tx.selectFrom('users').select(['id', 'is_active']).where('id', '=', input.userId).executeTakeFirst();
+      const user = await findStreamer(tx, input.userId);
       // The token outlived its user (cached verification): the token is what is wrong.
       if (!user || !user.is_active) throw new UnauthenticatedError('invalid_token');
       const now = Date.now();

@@ -2,12 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { changeStamp, readCacheSwitch, StampedCache } from '../../api/read-cache.js';
 import { apiErrorResponses, needsScope } from '../../api/schemas.js';
-import { UnauthenticatedError } from '../../domain/errors.js';
 import { PageQuery, paginate, PER_PAGE } from '../../http/pagination.js';
 import { requireToken } from '../../oauth/bearer.js';
-import { pageOfDonations } from './donations.repository.js';
-import { toDonationResource } from './donations.resource.js';
 import { DonationPage } from './donations.schemas.js';
+import { donationResourcePage } from './donations.service.js';
 
 const SCOPE = 'oauth-donation-index';
 
@@ -49,15 +47,8 @@ export const donationRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const hit = cache.get(key, stamp);
         if (hit !== undefined) return sendSerialized(reply, hit);
       }
-      const [user, { rows, total }] = await Promise.all([
-        db.selectFrom('users').select(['name', 'is_active']).where('id', '=', userId).executeTakeFirst(),
-        pageOfDonations(db, userId, page, PER_PAGE),
-      ]);
-      if (!user || !user.is_active) throw new UnauthenticatedError('invalid_token');
-      const body = paginate(
-        rows.map((row) => toDonationResource(row, user.name)),
-        { page, perPage: PER_PAGE, total, path },
-      );
+      const { data, total } = await donationResourcePage(db, userId, page, PER_PAGE);
+      const body = paginate(data, { page, perPage: PER_PAGE, total, path });
       if (!stamp) return body;
       const serialized = reply.serialize(body) as string;
       cache.set(key, stamp, serialized);

@@ -1,15 +1,17 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
-import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { NotFoundError, UnauthenticatedError, ValidationError } from '../../domain/errors.js';
 import { AmountError, toMinor } from '../../domain/money.js';
 import { convertMinor } from '../../domain/rates.js';
+import { findStreamer } from '../accounts/accounts.repository.js';
 import { loadRates } from '../currencies/currencies.repository.js';
 import { raiseGoalsForDonation } from '../goals/goals.service.js';
 import { castDonationVote, voteInputErrors } from '../polls/polls.service.js';
 import { donationChannel, widgetChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
-import { insertDonation } from './donations.repository.js';
+import * as repo from './donations.repository.js';
+import type { DonationRow } from './donations.table.js';
 import { toDonationResource, type DonationResource } from './donations.resource.js';
 
 export interface NewDonation {
@@ -56,14 +58,14 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
   const { amount, errors } = validate(input);
   if (Object.keys(errors).length) throw new ValidationError(errors);
   return db.transaction().execute(async (tx) => {
-    const user = await tx.selectFrom('users').select(['id', 'name', 'currency', 'is_active']).where('id', '=', input.userId).executeTakeFirst();
+    const user = await findStreamer(tx, input.userId);
     if (!user || !user.is_active) throw new NotFoundError('This streamer does not exist or no longer accepts donations.');
     const rates = await loadRates(tx);
     const at = Date.now();
     // Goals and polls change in this same transaction: a rejected vote writes nothing at all.
     const pollOptionId = await castDonationVote(tx, { userId: user.id, amount, currency: input.currency, at, pollOptionId: input.pollOptionId, pollOptionTitle: input.pollOptionTitle }, rates);
     await raiseGoalsForDonation(tx, { userId: user.id, amount, currency: input.currency, at }, rates);
-    const row = await insertDonation(tx, {
+    const row = await repo.insertDonation(tx, {
       user_id: user.id,
       username: input.username?.trim() || ANONYMOUS,
       message_type: input.messageType ?? 'text',
@@ -84,4 +86,38 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
     await enqueueEvent(tx, widgetChannel(user.id), { ...resource, reason: 'default' });
     return resource;
   });
+}
+
+export type { DonationFilter } from './donations.repository.js';
+
+/**
+ * Spec 4.2: one page (1-based) of the streamer's donations as the API shows them, newest first,
+ * and the total. The token outlived its user (cached verification) when the streamer is gone or
+ * disabled: the token is what is wrong.
+ */
+export async function donationResourcePage(db: Kysely<DB>, userId: number, page: number, perPage: number): Promise<{ data: DonationResource[]; total: number }> {
+  // Both reads at once: this is the API's hot path (bench/README.md).
+  const [user, { rows, total }] = await Promise.all([findStreamer(db, userId), repo.pageOfDonations(db, userId, page, perPage)]);
+  if (!user || !user.is_active) throw new UnauthenticatedError('invalid_token');
+  return { data: rows.map((row) => toDonationResource(row, user.name)), total };
+}
+
+/** The dashboard's donation list: one page (1-based) of the donations matching `filter`, newest first. */
+export async function searchDonations(db: Kysely<DB>, userId: number, filter: repo.DonationFilter, page: number, perPage: number): Promise<{ rows: DonationRow[]; total: number }> {
+  return repo.filteredDonations(db, userId, filter, { limit: perPage, offset: (page - 1) * perPage });
+}
+
+/** The streamer's latest donations, newest first. */
+export async function latestDonations(db: Kysely<DB>, userId: number, limit: number): Promise<DonationRow[]> {
+  return repo.latestDonations(db, userId, limit);
+}
+
+/** Count and sum (minor units of `user.currency`) of the donations received in that currency since `since`. */
+export async function donationTotalsSince(db: Kysely<DB>, user: { id: number; currency: string }, since: number): Promise<{ count: number; total: number }> {
+  return repo.donationTotalsSince(db, user.id, user.currency, since);
+}
+
+/** One of the streamer's donations, or undefined (never another streamer's). */
+export async function donationOf(db: Kysely<DB>, userId: number, id: number): Promise<DonationRow | undefined> {
+  return repo.findDonation(db, userId, id);
 }

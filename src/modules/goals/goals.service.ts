@@ -16,6 +16,7 @@ import {
 } from '../../domain/goal.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import type { RateTable } from '../../domain/rates.js';
+import { findStreamer } from '../accounts/accounts.repository.js';
 import { goalChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import * as repo from './goals.repository.js';
@@ -54,7 +55,7 @@ async function publish(tx: Kysely<DB>, row: GoalRow, reason: GoalEventReason): P
 }
 
 async function activeStreamer(db: Kysely<DB>, userId: number) {
-  const user = await db.selectFrom('users').select(['id', 'currency', 'is_active']).where('id', '=', userId).executeTakeFirst();
+  const user = await findStreamer(db, userId);
   if (!user || !user.is_active) throw new NotFoundError('This streamer does not exist.');
   return user;
 }

@@ -6,16 +6,13 @@ import { OUTPUT_CURRENCIES } from '../../domain/currency.js';
 import { POLL_TYPES } from '../../domain/poll.js';
 import { findUserByRef } from '../accounts/accounts.service.js';
 import { idArgument, type CliKit } from '../goals/goals.cli.js';
-import { findActivePoll, optionsOf } from './polls.repository.js';
-import { closePoll, createPoll, getPoll, listPolls } from './polls.service.js';
+import { closePoll, createPoll, getActivePoll, getPoll, listPolls } from './polls.service.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** Sandbox: a random option of the streamer's active poll, or null when no poll runs. */
 export async function randomPollOption(db: Kysely<DB>, userId: number): Promise<number | null> {
-  const poll = await findActivePoll(db, userId);
-  if (!poll) return null;
-  const options = await optionsOf(db, [poll.id]);
+  const options = (await getActivePoll(db, userId))?.options ?? [];
   return options.length ? options[randomInt(options.length)]!.id : null;
 }
 

@@ -5,6 +5,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../domain/erro
 import { outputCurrencyField, titleField, type FieldErrors } from '../../domain/goal.js';
 import { checkOptionTitles, cleanOptionTitle, isPollType, optionTitleKey, POLL_LIMITS, POLL_TYPES, voteTally, type PollType } from '../../domain/poll.js';
 import type { RateTable } from '../../domain/rates.js';
+import { findStreamer } from '../accounts/accounts.repository.js';
 import { pollChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import * as repo from './polls.repository.js';
@@ -102,7 +103,7 @@ const ACTIVE_POLL_EXISTS = 'You already run a poll; close it before starting ano
 export async function createPoll(db: Kysely<DB>, userId: number, input: PollInput): Promise<PollDetails> {
   try {
     return await db.transaction().execute(async (tx) => {
-      const user = await tx.selectFrom('users').select(['id', 'currency', 'is_active']).where('id', '=', userId).executeTakeFirst();
+      const user = await findStreamer(tx, userId);
       if (!user || !user.is_active) throw new NotFoundError('This streamer does not exist.');
       const errors: FieldErrors = {};
       const title = titleField(errors, 'title', input.title, POLL_LIMITS.title);

@@ -3,9 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { AmountError, toMajor, toMinor } from '../../domain/money.js';
-import { findUserByCode } from '../../modules/accounts/accounts.repository.js';
+import { userByCode } from '../../modules/accounts/accounts.service.js';
 import type { UserRow } from '../../modules/accounts/accounts.table.js';
-import { createDonation, DONATION_LIMITS } from '../../modules/donations/donations.service.js';
+import { createDonation, DONATION_LIMITS, donationOf } from '../../modules/donations/donations.service.js';
 import { testPaymentProvider, type PaymentProvider } from '../../modules/donations/payment-provider.js';
 import { listGoals } from '../../modules/goals/goals.service.js';
 import type { GoalDetails } from '../../modules/goals/goals.resource.js';
@@ -140,7 +140,7 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
   const tagKey = app.ctx.secrets.cookieSecret;
 
   const findStreamer = async (code: string): Promise<UserRow | null> => {
-    const user = await findUserByCode(db, code.toLowerCase());
+    const user = await userByCode(db, code.toLowerCase());
     return user && user.is_active ? user : null;
   };
   const notFound = (reply: FastifyReply) =>
@@ -206,7 +206,7 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
     const id = /^[1-9]\d{0,14}$/.test(request.params.id) ? Number(request.params.id) : 0;
     const tag = typeof request.query.t === 'string' ? request.query.t : '';
     if (!streamer || !id || !safeEqual(tag, thanksTag(tagKey, streamer.id, id))) return notFound(reply);
-    const donation = await db.selectFrom('donations').selectAll().where('id', '=', id).where('user_id', '=', streamer.id).executeTakeFirst();
+    const donation = await donationOf(db, streamer.id, id);
     if (!donation) return notFound(reply);
     const body = html`<section class="card narrow donor-thanks">
 <h1>Thank you!</h1>

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { INPUT_CURRENCIES } from '../../../domain/currency.js';
+import { searchDonations } from '../../../modules/donations/donations.service.js';
 import { fieldErrors } from '../../layout.js';
 import { html } from '../../html.js';
 import { requireUser } from '../../session.js';
 import { pageNumber, pager, sendPage } from './common.js';
-import { DONATIONS_PER_PAGE, filteredDonations, readDonationFilter } from './donations.query.js';
+import { DONATIONS_PER_PAGE, readDonationFilter } from './donations.filter.js';
 import { donationRow } from './donations.view.js';
 
 /** GET /dashboard/donations — 30 per page, newest first, filtered by the query (a plain GET form). */
@@ -14,7 +15,7 @@ export async function donationsPages(app: FastifyInstance): Promise<void> {
     const { form, filter, errors } = readDonationFilter(request.query);
     const invalid = Object.keys(errors).length > 0;
     const current = pageNumber(request.query);
-    const { rows, total } = invalid ? { rows: [], total: 0 } : await filteredDonations(app.ctx.db, user.id, filter, current);
+    const { rows, total } = invalid ? { rows: [], total: 0 } : await searchDonations(app.ctx.db, user.id, filter, current, DONATIONS_PER_PAGE);
     const last = Math.max(1, Math.ceil(total / DONATIONS_PER_PAGE));
     const filtered = Object.values(form).some(Boolean);
     const query = new URLSearchParams(Object.entries(form).filter(([, v]) => v) as [string, string][]);
