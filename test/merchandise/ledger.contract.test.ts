@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { balanceOf, ledgerOfSource } from '../../src/modules/balances/balances.repository.js';
+import { ledgerOfSource } from '../../src/modules/balances/balances.repository.js';
+import { balanceOf } from '../../src/modules/balances/balances.service.js';
 import { durableWrite } from '../../src/modules/sales/write-batcher.js';
 import { dialects } from '../helper.js';
 import { merchandiseParams, merchandiseWorld, uniqueId } from './fixture.js';

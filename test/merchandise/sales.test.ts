@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { balanceOf, ledgerOfSource, serviceRevenue } from '../../src/modules/balances/balances.repository.js';
+import { ledgerOfSource, serviceRevenue } from '../../src/modules/balances/balances.repository.js';
+import { balanceOf } from '../../src/modules/balances/balances.service.js';
 import { makeUser } from '../helper.js';
 import { merchandiseParams, merchandiseWorld, uniqueId, type Encoding, type MerchandiseWorld, type Params } from './fixture.js';
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { formatDateTime } from '../../domain/datetime.js';
-import { balanceOf } from '../balances/balances.repository.js';
+import { balanceOf } from '../balances/balances.service.js';
 import type { UserRow } from './accounts.table.js';
 
 /** Spec §2 "User profile" plus the INTEROP §2 extras (`is_active`, `language`). */

@@ -1,8 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { toMajor } from '../../domain/money.js';
-import { convertMinor } from '../../domain/rates.js';
-import { loadRates } from '../currencies/currencies.repository.js';
 import type { LedgerRow, NewLedgerRow } from './balances.table.js';
 
 /** Appends ledger rows; call with the transaction that records what earned them. */
@@ -14,23 +11,8 @@ export async function ledgerOfSource(db: Kysely<DB>, source: NewLedgerRow['sourc
   return db.selectFrom('balance_ledger').selectAll().where('source', '=', source).where('source_id', '=', sourceId).orderBy('id').execute();
 }
 
-export interface Balance {
-  /** The streamer's main currency. */
-  currency: string;
-  /** Major units (JSON number), in `currency`. */
-  amount: number;
-  /** Minor units, in `currency`. */
-  amount_minor: number;
-  /** The ledger sums per credited currency (major units): more than one only after a main-currency change. */
-  by_currency: Record<string, number>;
-}
-
-/**
- * A streamer's balance: the sum of their ledger rows. Rows are credited in the main currency of the
- * time; if the streamer has changed it since, older sums are converted at today's rates (half-up).
- */
-export async function balanceOf(db: Kysely<DB>, userId: number): Promise<Balance> {
-  const user = await db.selectFrom('users').select(['currency']).where('id', '=', userId).executeTakeFirstOrThrow();
+/** A streamer's ledger totals per credited currency, minor units. */
+export async function streamerLedgerSums(db: Kysely<DB>, userId: number): Promise<{ currency: string; total: number }[]> {
   const sums = await db
     .selectFrom('balance_ledger')
     .select(['credited_currency', (eb) => eb.fn.sum<string | number>('credited_amount').as('total')])
@@ -38,16 +20,17 @@ export async function balanceOf(db: Kysely<DB>, userId: number): Promise<Balance
     .where('user_id', '=', userId)
     .groupBy('credited_currency')
     .execute();
-  let minor = 0;
-  const byCurrency: Record<string, number> = {};
-  const foreign = sums.filter((s) => s.credited_currency !== user.currency);
-  const rates = foreign.length ? await loadRates(db) : {};
-  for (const s of sums) {
-    const total = Number(s.total);
-    byCurrency[s.credited_currency] = toMajor(total);
-    minor += s.credited_currency === user.currency ? total : convertMinor(total, s.credited_currency, user.currency, rates);
-  }
-  return { currency: user.currency, amount: toMajor(minor), amount_minor: minor, by_currency: byCurrency };
+  return sums.map((s) => ({ currency: s.credited_currency, total: Number(s.total) }));
+}
+
+/** One page of a streamer's ledger, newest first, and how many rows it has. */
+export async function pageOfStreamerLedger(db: Kysely<DB>, userId: number, opts: { limit: number; offset: number }): Promise<{ rows: LedgerRow[]; total: number }> {
+  const base = db.selectFrom('balance_ledger').where('account', '=', 'streamer').where('user_id', '=', userId);
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('id', 'desc').limit(opts.limit).offset(opts.offset).execute(),
+    base.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
 }
 
 /** The service's merchandise revenue per currency (minor units). */

@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { DB } from '../../../db/schema.js';
 import { ValidationError } from '../../../domain/errors.js';
-import { balanceOf } from '../../../modules/balances/balances.repository.js';
+import { balanceOf, streamerLedger } from '../../../modules/balances/balances.service.js';
 import { changePromocode } from '../../../modules/merchandise/promocodes.js';
+import { streamerSales } from '../../../modules/sales/sales-dashboard.service.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { requireUser } from '../../session.js';
@@ -27,38 +26,16 @@ function titleOf(json: string): string {
   }
 }
 
-async function salesPage(db: Kysely<DB>, userId: number, page: number) {
-  const [rows, count] = await Promise.all([
-    db
-      .selectFrom('merchandise_sales as s')
-      .innerJoin('merchandise as m', 'm.id', 's.merchandise_id')
-      .innerJoin('merchants as mc', 'mc.id', 's.merchant_id')
-      .select(['s.id', 's.external_id', 's.amount', 's.currency', 's.bought_amount', 's.username', 's.created_at', 'm.title', 'mc.name as merchant'])
-      .where('s.user_id', '=', userId)
-      .orderBy('s.id', 'desc')
-      .limit(PER_PAGE)
-      .offset((page - 1) * PER_PAGE)
-      .execute(),
-    db.selectFrom('merchandise_sales').select((eb) => eb.fn.countAll<string | number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
-}
-
-async function ledgerPage(db: Kysely<DB>, userId: number, page: number) {
-  const base = db.selectFrom('balance_ledger').where('account', '=', 'streamer').where('user_id', '=', userId);
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('id', 'desc').limit(PER_PAGE).offset((page - 1) * PER_PAGE).execute(),
-    base.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
-}
-
 async function render(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, flash: Flash = {}, status = 200) {
   const user = request.sessionUser!;
   const db = app.ctx.db;
   const salesAt = pageNumber(request.query, 'sales');
   const ledgerAt = pageNumber(request.query, 'ledger');
-  const [balance, sales, ledger] = await Promise.all([balanceOf(db, user.id), salesPage(db, user.id, salesAt), ledgerPage(db, user.id, ledgerAt)]);
+  const [balance, sales, ledger] = await Promise.all([
+    balanceOf(db, user.id),
+    streamerSales(db, user.id, salesAt, PER_PAGE),
+    streamerLedger(db, user.id, ledgerAt, PER_PAGE),
+  ]);
   const query = new URLSearchParams();
   if (salesAt > 1) query.set('sales', String(salesAt));
   if (ledgerAt > 1) query.set('ledger', String(ledgerAt));

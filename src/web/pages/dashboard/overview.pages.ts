@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { balanceOf } from '../../../modules/balances/balances.repository.js';
-import { createDonation } from '../../../modules/donations/donations.service.js';
+import { balanceOf } from '../../../modules/balances/balances.service.js';
+import { createDonation, donationTotalsSince, latestDonations } from '../../../modules/donations/donations.service.js';
 import { randomDonation } from '../../../modules/donations/donations.sandbox.js';
 import { donationChannel } from '../../../modules/outbox/channels.js';
 import { html } from '../../html.js';
@@ -26,14 +26,8 @@ export async function overviewPages(app: FastifyInstance): Promise<void> {
     const since = Date.now() - 30 * DAY_MS;
     const [balance, recent, month] = await Promise.all([
       balanceOf(db, user.id),
-      db.selectFrom('donations').selectAll().where('user_id', '=', user.id).orderBy('id', 'desc').limit(RECENT).execute(),
-      db
-        .selectFrom('donations')
-        .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.sum<string | number | null>('amount_in_user_currency').as('total')])
-        .where('user_id', '=', user.id)
-        .where('user_currency', '=', user.currency)
-        .where('created_at', '>=', since)
-        .executeTakeFirstOrThrow(),
+      latestDonations(db, user.id, RECENT),
+      donationTotalsSince(db, user, since),
     ]);
     const csrf = reply.generateCsrf();
     const channel = donationChannel(user.id);
@@ -43,7 +37,7 @@ export async function overviewPages(app: FastifyInstance): Promise<void> {
 ${notice(sent ? 'Test alert sent. It appears below and in your alerts widget.' : undefined)}
 <div class="stats">
   <div class="stat"><span class="stat-label">Balance</span><strong class="stat-value" id="balance">${money(balance.amount_minor, balance.currency)}</strong><a href="/dashboard/merchandise">Ledger</a></div>
-  <div class="stat"><span class="stat-label">Donations, last 30 days</span><strong class="stat-value">${money(Number(month.total ?? 0), user.currency)}</strong><span>${Number(month.n)} ${Number(month.n) === 1 ? 'donation' : 'donations'}</span></div>
+  <div class="stat"><span class="stat-label">Donations, last 30 days</span><strong class="stat-value">${money(month.total, user.currency)}</strong><span>${month.count} ${month.count === 1 ? 'donation' : 'donations'}</span></div>
 </div>
 <dl class="facts">
   <dt>User id</dt><dd>${user.id}</dd>
