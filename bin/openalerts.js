@@ -1,6 +1,15 @@
 #!/usr/bin/env node
-// The CLI runs the TypeScript sources directly through tsx, so a checkout needs no build step.
-import { register } from 'tsx/esm/api';
+// Runs the JavaScript build in dist/ (no TypeScript compiler at run time). `npm ci` and `npm pack`
+// build it through the `prepare` script, `npm start` rebuilds it first; after changing src/ in a
+// checkout, `npm run build` refreshes it for direct `openalerts …` calls. The tests run src/ itself.
+import fs from 'node:fs';
+import module from 'node:module';
 
-register();
-await import('../src/cli.ts');
+const cli = new URL('../dist/cli.js', import.meta.url);
+if (!fs.existsSync(cli)) {
+  process.stderr.write('openalerts: the JavaScript build (dist/) is missing; run `npm run build` in the checkout (npm ci does it).\n');
+  process.exit(1);
+}
+// Node ≥ 22.1 keeps compiled code of our modules and dependencies on disk between starts.
+module.enableCompileCache?.();
+await import(cli.href);

@@ -1,22 +1,15 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, envToConfig, type Config } from './config/config.js';
 import { readEnv } from './config/env.js';
-import { loadSecrets } from './config/secrets.js';
-import { createDatabase, type Database } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
+import type { Database } from './db/database.js';
 import { INPUT_CURRENCIES, isInputCurrency } from './domain/currency.js';
 import { DomainError, ValidationError } from './domain/errors.js';
-import { createAccount, findUserByRef } from './modules/accounts/accounts.service.js';
-import { toUserSummary } from './modules/accounts/accounts.resource.js';
-import { createApp, setMerchandiseAccess } from './modules/apps/apps.service.js';
-import { createMerchant } from './modules/merchants/merchants.service.js';
-import { listRates } from './modules/currencies/currencies.repository.js';
-import { setRate } from './modules/currencies/currencies.service.js';
-import { randomDonation } from './modules/donations/donations.sandbox.js';
-import { createDonation } from './modules/donations/donations.service.js';
 import { registerGoalCommands } from './modules/goals/goals.cli.js';
 import { randomPollOption, registerPollCommands } from './modules/polls/polls.cli.js';
-import { startServer } from './server.js';
+
+// Each command imports what it runs when it runs (`await import(…)` in its action), so `--help`
+// and a one-row command never load the server, and `user show` loads only the database and the
+// accounts module. Imports above this line are what every invocation needs to parse its arguments.
 
 /** Commands that create or show something print one JSON object on stdout (DESIGN convention 11). */
 function print(value: unknown): void {
@@ -30,6 +23,7 @@ function config(): Readonly<Config> {
 /** Opens the same database `serve` uses (migrating it), runs `fn`, closes it. */
 async function withDatabase<T>(fn: (database: Database, cfg: Readonly<Config>) => Promise<T>, migrate = true): Promise<T> {
   const cfg = config();
+  const [{ createDatabase }, { migrateToLatest }] = await Promise.all([import('./db/database.js'), import('./db/migrate.js')]);
   const database = createDatabase(cfg.database);
   try {
     if (migrate) await migrateToLatest(database.db);
@@ -38,6 +32,10 @@ async function withDatabase<T>(fn: (database: Database, cfg: Readonly<Config>) =
     await database.close();
   }
 }
+
+const accountsService = () => import('./modules/accounts/accounts.service.js');
+const accountsResource = () => import('./modules/accounts/accounts.resource.js');
+const appsService = () => import('./modules/apps/apps.service.js');
 
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number of at least 1.');
@@ -63,6 +61,7 @@ export function buildCli(): Command {
     .command('serve')
     .description('Run the HTTP API, OAuth server, pages and real-time endpoint (migrates first).')
     .action(async () => {
+      const { startServer } = await import('./server.js');
       await startServer(config());
     });
 
@@ -71,6 +70,7 @@ export function buildCli(): Command {
     .description('Bring the database schema up to date and exit.')
     .action(() =>
       withDatabase(async (database) => {
+        const { migrateToLatest } = await import('./db/migrate.js');
         const results = await migrateToLatest(database.db);
         print({ applied: results.filter((r) => r.status === 'Success').map((r) => r.migrationName), dialect: database.dialect });
       }, false),
@@ -88,6 +88,7 @@ export function buildCli(): Command {
     .option('--admin', 'make the account an administrator')
     .action((opts) =>
       withDatabase(async ({ db }) => {
+        const [{ createAccount }, { toUserSummary }] = await Promise.all([accountsService(), accountsResource()]);
         const created = await createAccount(db, { email: opts.email, password: opts.password, name: opts.name, currency: opts.currency, language: opts.language, admin: Boolean(opts.admin) });
         print(await toUserSummary(db, created));
       }),
@@ -98,6 +99,7 @@ export function buildCli(): Command {
     .argument('<user>', 'user id, e-mail or code')
     .action((ref: string) =>
       withDatabase(async ({ db }) => {
+        const [{ findUserByRef }, { toUserSummary }] = await Promise.all([accountsService(), accountsResource()]);
         print(await toUserSummary(db, await findUserByRef(db, ref)));
       }),
     );
@@ -111,6 +113,7 @@ export function buildCli(): Command {
     .requiredOption('--redirect-uri <uri>', 'registered redirect URI (repeat for several)', collect)
     .action((opts) =>
       withDatabase(async ({ db }, cfg) => {
+        const [{ findUserByRef }, { createApp }, { loadSecrets }] = await Promise.all([accountsService(), appsService(), import('./config/secrets.js')]);
         const owner = await findUserByRef(db, opts.owner);
         const { app: created, clientSecret } = await createApp(db, loadSecrets(cfg).encryptionKey, { ownerId: owner.id, name: opts.name, redirectUris: opts.redirectUri });
         print({ client_id: created.client_id, client_secret: clientSecret, name: created.name, owner_id: created.owner_id, redirect_uris: created.redirect_uris });
@@ -123,6 +126,7 @@ export function buildCli(): Command {
     .addOption(new Option('--revoke', 'revoke instead of grant'))
     .action((clientId: number, opts) =>
       withDatabase(async ({ db }) => {
+        const { setMerchandiseAccess } = await appsService();
         await setMerchandiseAccess(db, clientId, !opts.revoke);
         print({ client_id: clientId, merchandise_access: opts.revoke ? 0 : 1 });
       }),
@@ -136,7 +140,12 @@ export function buildCli(): Command {
     .requiredOption('--app <client_id>', 'the application (client_id) the merchant belongs to', positiveInt)
     .requiredOption('--identifier <identifier>', 'merchant_identifier used in requests (unique)')
     .requiredOption('--name <name>', 'merchant name shown in merchandise')
-    .action((opts) => withDatabase(async ({ db }) => print(await createMerchant(db, { clientId: opts.app, identifier: opts.identifier, name: opts.name }))));
+    .action((opts) =>
+      withDatabase(async ({ db }) => {
+        const { createMerchant } = await import('./modules/merchants/merchants.service.js');
+        print(await createMerchant(db, { clientId: opts.app, identifier: opts.identifier, name: opts.name }));
+      }),
+    );
 
   const donation = program.command('donation').description('Donations.');
   donation
@@ -157,6 +166,11 @@ export function buildCli(): Command {
         if (opts.currency !== undefined && !isInputCurrency(opts.currency)) {
           throw ValidationError.field('currency', `The currency must be one of ${INPUT_CURRENCIES.join(', ')}.`);
         }
+        const [{ findUserByRef }, { randomDonation }, { createDonation }] = await Promise.all([
+          accountsService(),
+          import('./modules/donations/donations.sandbox.js'),
+          import('./modules/donations/donations.service.js'),
+        ]);
         const streamer = await findUserByRef(db, opts.user);
         const created = [];
         for (let i = 0; i < opts.count; i++) {
@@ -187,7 +201,12 @@ export function buildCli(): Command {
   rates
     .command('show', { isDefault: true })
     .description('Print every rate as JSON.')
-    .action(() => withDatabase(async ({ db }) => print({ base: 'USD', rates: await listRates(db) })));
+    .action(() =>
+      withDatabase(async ({ db }) => {
+        const { listRates } = await import('./modules/currencies/currencies.repository.js');
+        print({ base: 'USD', rates: await listRates(db) });
+      }),
+    );
   rates
     .command('set')
     .description('Set how many units of a currency one US dollar buys.')
@@ -196,6 +215,10 @@ export function buildCli(): Command {
     .option('--as-of <date>', 'date the rate describes (YYYY-MM-DD); default today')
     .action((currency: string, perUsd: string, opts) =>
       withDatabase(async ({ db }) => {
+        const [{ setRate }, { listRates }] = await Promise.all([
+          import('./modules/currencies/currencies.service.js'),
+          import('./modules/currencies/currencies.repository.js'),
+        ]);
         await setRate(db, currency, perUsd, opts.asOf);
         print({ base: 'USD', rates: await listRates(db) });
       }),

@@ -4,7 +4,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const BIN = path.join(ROOT, 'bin', 'openalerts.js');
+/**
+ * `openalerts` as the tests run it: the TypeScript sources through tsx, so a test never exercises
+ * a stale dist/ build. bin/openalerts.js runs dist/; test/ops/install.test.ts covers that path.
+ */
+export const CLI = ['--import', 'tsx', path.join(ROOT, 'src', 'cli.ts')];
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -27,7 +31,7 @@ export interface CliResult {
 /** Runs `openalerts <args>` as a user would, with the given environment. */
 export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -47,7 +51,7 @@ export interface ServerProcess {
 /** Starts `openalerts serve` on a free port and waits until /healthz answers. */
 export async function startServerProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI, 'serve'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
