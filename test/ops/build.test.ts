@@ -28,6 +28,11 @@ test('the build turns every source into JavaScript beside a copy of every other 
     if (!file.endsWith('.ts')) assert.ok(fs.readFileSync(path.join(DIST, file)).equals(fs.readFileSync(path.join(SRC, file))), `dist/${file} differs from src/${file}`);
   }
   assert.deepEqual([...built].filter((f) => f.endsWith('.ts')), [], 'no TypeScript in dist/');
+  // kysely and typebox load as one bundle each (dist/vendor/), never module by module.
+  for (const name of ['kysely', 'typebox']) assert.ok(built.has(`vendor/${name}.js`) && built.has(`vendor/${name}.LICENSE`), `dist/vendor/${name}.js and its licence`);
+  const bare = [...built].filter((f) => f.endsWith('.js') && !f.startsWith('vendor/') && /from\s*["'](kysely|typebox)["']/.test(fs.readFileSync(path.join(DIST, f), 'utf8')));
+  assert.deepEqual(bare, [], 'built files import the vendored bundles, not the packages');
+  assert.equal(fs.statSync(DIST).mode & 0o777, 0o755, 'dist/ is readable by the user the service runs as');
   assert.deepEqual(
     fs.readdirSync(ROOT).filter((f) => f.startsWith('.dist-')),
     [],

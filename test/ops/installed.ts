@@ -61,7 +61,7 @@ export async function startServing(command: string, args: string[], options: Spa
       // not listening yet
     }
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
+      options.detached ? process.kill(-child.pid!, 'SIGKILL') : child.kill('SIGKILL');
       throw new Error(`${command} ${args.join(' ')} did not answer /healthz within ${timeoutMs} ms:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -70,7 +70,8 @@ export async function startServing(command: string, args: string[], options: Spa
     url,
     output: () => output,
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      // A detached child leads its own process group: the signal reaches the server under npx too.
+      if (child.exitCode === null) options.detached ? process.kill(-child.pid!, 'SIGTERM') : child.kill('SIGTERM');
       return exited;
     },
   };
