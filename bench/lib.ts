@@ -21,10 +21,24 @@ export interface AutocannonResult {
 }
 export const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<AutocannonResult>;
 
-/** `--name=N` from the command line, else `fallback`. */
+/**
+ * `--name=N` or `--name N` from the command line, else `fallback`. Anything that is not a positive
+ * number stops the bench with a message rather than running it with NaN rounds or seconds.
+ */
 export function numberArg(name: string, fallback: number): number {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? Number(hit.split('=')[1]) : fallback;
+  const args = process.argv.slice(2);
+  let text: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i]!.startsWith(`--${name}=`)) text = args[i]!.slice(name.length + 3);
+    else if (args[i] === `--${name}`) text = args[i + 1] ?? '';
+  }
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value <= 0) {
+    console.error(`--${name} needs a positive number (got ${JSON.stringify(text)}), as in --${name}=${fallback} or --${name} ${fallback}.`);
+    process.exit(2);
+  }
+  return value;
 }
 
 export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

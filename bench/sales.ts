@@ -1,5 +1,5 @@
 /**
- * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections=32] [--seconds=5] [--rounds=3]`.
+ * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections 32] [--seconds 5] [--rounds 3]` (or `--rounds=3`).
  *
  * A real listening server in its own process (SQLite file in a temp dir, production durability:
  * WAL + synchronous=FULL, every sale committed before its 201) and autocannon in this process.
