@@ -318,3 +318,26 @@ describe('end_at', () => {
     assert.equal(past.json().data.end_at, '2001-09-09 01:46:40');
   });
 });
+
+describe('hostile nesting on signed routes (issue 9)', () => {
+  test('a JSON body nested 100 000 deep is a 400 in the INTEROP shape, not a crash', async () => {
+    const deep = '['.repeat(100_000) + '"x"' + ']'.repeat(100_000);
+    for (const url of ['/api/v1/merchandise', '/api/v1/merchandise_sale']) {
+      const res = await w.t.app.inject({
+        method: 'POST',
+        url,
+        payload: `{"merchant_identifier":"${w.merchant.identifier}","title":${deep},"signature":"${'0'.repeat(64)}"}`,
+        headers: { authorization: `Bearer ${w.token}`, 'content-type': 'application/json' },
+      });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.deepEqual(Object.keys(res.json().errors), ['title']);
+      assert.equal(res.json().message, res.json().errors.title[0]);
+    }
+  });
+
+  test('more values than a signed request may carry is a 400', async () => {
+    const res = await w.call('POST', '/api/v1/merchandise', { ...merchandiseParams(w), extra: Array.from({ length: 1000 }, (_, i) => String(i)) }, { encoding: 'json' });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.match(res.json().errors.extra[0], /too many values/);
+  });
+});

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { phpNumericValue, signatureFor, signedValues, sortJs, sortPhp, verifySignature } from '../../src/domain/signature.js';
+import { phpNumericValue, sortPhp } from '../../src/domain/php-sort.js';
+import { signatureFor, signedValues, SIGNED_LIMITS, sortJs, verifySignature } from '../../src/domain/signature.js';
 import { sha256 } from './fixture.js';
 
-// Inputs and the order real PHP 8.2.36 `sort()` put them in (generated once with php-cli; random
-// mixes of numeric, leading-zero, whitespace-padded, exponent, overflowing, non-ASCII and empty
-// strings, up to 40 values, so both the insertion-sort and quicksort paths of zend_sort are covered).
+// Inputs and the order real PHP 8 `sort()` put them in, made by php-sort-cases.php beside this file
+// (php-sort-fixture.test.ts checks the file is what that script prints today).
 const PHP_CASES = JSON.parse(readFileSync(new URL('./php-sort-cases.json', import.meta.url), 'utf8')) as { cases: Array<{ input: string[]; php: string[] }> };
 
 test('sortPhp reproduces PHP 8 sort() on every recorded case', () => {
@@ -68,4 +68,24 @@ test('verifySignature accepts either order and nothing else', () => {
   assert.equal(verifySignature(values, 'other', js), false);
   assert.equal(verifySignature([...values, 'extra'], 'k', js), false);
   assert.equal(verifySignature(values, 'k', ''), false);
+});
+
+test('signedValues walks any nesting without recursion, and caps depth and count with a 400 on the parameter', () => {
+  let deep: unknown = 'leaf';
+  for (let i = 0; i < 100_000; i++) deep = [deep];
+  assert.throws(
+    () => signedValues({ ok: '1', title: deep }),
+    (err: Error & { status?: number; errors?: Record<string, string[]> }) => err.status === 400 && Object.keys(err.errors!).join() === 'title' && /nested too deeply/.test(err.message),
+  );
+  // The deepest accepted shape: a leaf at depth SIGNED_LIMITS.depth.
+  let limit: unknown = 'leaf';
+  for (let i = 1; i < SIGNED_LIMITS.depth; i++) limit = { k: limit };
+  assert.deepEqual(signedValues({ a: limit }), ['leaf']);
+  assert.throws(() => signedValues({ a: { k: limit } }), /nested too deeply/);
+
+  const many = Object.fromEntries(Array.from({ length: SIGNED_LIMITS.values }, (_, i) => [`k${i}`, String(i)]));
+  assert.equal(signedValues(many).length, SIGNED_LIMITS.values);
+  assert.throws(() => signedValues({ ...many, list: ['one more'] }), (err: Error & { errors?: Record<string, string[]> }) => Object.keys(err.errors!).join() === 'list' && /too many values/.test(err.message));
+  // A JSON body that is not an object still has its values signed.
+  assert.deepEqual(signedValues(['a', { b: 'c' }]), ['a', 'c']);
 });
