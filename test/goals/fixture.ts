@@ -42,13 +42,12 @@ export async function failDonationsNamedBoom(t: TestDatabase): Promise<void> {
 }
 
 /**
- * Another node's connection pool to the same PostgreSQL database. On SQLite, the same handle:
- * better-sqlite3 waits for a lock synchronously, so two connections in ONE process deadlock until
- * busy_timeout; Kysely serializes the transactions of one handle instead (several nodes need
- * PostgreSQL anyway; the CLI, the other SQLite writer, is a separate process).
+ * Another node's connection pool to the same PostgreSQL database, for tests that hold a row lock in
+ * one transaction while the other waits. Concurrency tests on both dialects use otherProcess()
+ * (test/other-process.ts) instead: on SQLite only another process is an honest second connection.
  */
-export function secondConnection(t: TestDatabase): Database {
-  if (t.dialect === 'sqlite') return { ...t.database, close: async () => {} };
+export function secondPool(t: TestDatabase): Database {
+  if (t.dialect !== 'postgres') throw new Error('secondPool is PostgreSQL-only; use otherProcess() for SQLite');
   return createDatabase({ dialect: 'postgres', url: t.env.DATABASE_URL! });
 }
 

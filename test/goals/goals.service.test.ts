@@ -8,7 +8,8 @@ import { closeGoal, createGoal, expireGoals, getGoal, listGoals, updateGoal } fr
 import type { GoalRow } from '../../src/modules/goals/goals.table.js';
 import { goalChannel } from '../../src/modules/outbox/channels.js';
 import { dialects, makeUser, openTestDatabase, type TestDatabase } from '../helper.js';
-import { backdateGoal, count, daysFromNow, failDonationsNamedBoom, outbox, secondConnection, setTestRates } from './fixture.js';
+import { otherProcess } from '../other-process.js';
+import { backdateGoal, count, daysFromNow, failDonationsNamedBoom, outbox, secondPool, setTestRates } from './fixture.js';
 
 const FUTURE = daysFromNow(30);
 const LATER = daysFromNow(60);
@@ -162,9 +163,9 @@ for (const dialect of await dialects()) {
       await assert.rejects(updateGoal(db, user.id, c.id, { title: 'x' }), ConflictError);
     });
 
-    test('concurrent sweepers on separate connections end each expired goal exactly once, with one `finished` each', async () => {
+    test('concurrent sweepers in separate processes end each expired goal exactly once, with one `finished` each', async () => {
       const db = t.database.db;
-      const others = [secondConnection(t), secondConnection(t), secondConnection(t)];
+      const others = await Promise.all([otherProcess(t.env), otherProcess(t.env), otherProcess(t.env)]);
       try {
         const user = await makeUser(db);
         for (let round = 0; round < 3; round++) {
@@ -173,7 +174,7 @@ for (const dialect of await dialects()) {
           const stillRunning = await createGoal(db, user.id, { title: `Not due ${round}`, goalAmount: 10, expiresAt: FUTURE });
           const due = Date.now() - 1000;
           await db.updateTable('goals').set({ expires_at: due }).where('id', 'in', ids).execute();
-          const results = await Promise.all([db, ...others.map((o) => o.db)].map((conn) => expireGoals(conn)));
+          const results = await Promise.all([expireGoals(db), ...others.map((o) => o.call<GoalRow[]>('modules/goals/goals.service.js', 'expireGoals'))]);
           const ended = results.flat().map((g) => g.id).sort((x, y) => x - y);
           assert.deepEqual(ended, ids, `round ${round}: every due goal ended by exactly one sweeper`);
           const finished = (await outbox(db, goalChannel(user.id))).filter((e) => e.payload.reason === 'finished' && ids.includes(e.payload.id as number));
@@ -192,7 +193,7 @@ for (const dialect of await dialects()) {
     if (dialect === 'postgres') {
       test('a sweeper blocked behind another one\'s uncommitted close ends nothing (the UPDATE decides)', async () => {
         const db = t.database.db;
-        const other = secondConnection(t);
+        const other = secondPool(t);
         try {
           const user = await makeUser(db);
           const goal = await createGoal(db, user.id, { title: 'Contested', goalAmount: 10, expiresAt: FUTURE });
@@ -220,13 +221,18 @@ for (const dialect of await dialects()) {
       });
     }
 
-    test('concurrent donations add up exactly', async () => {
+    test('concurrent donations from two processes add up exactly', async () => {
       const db = t.database.db;
-      const other = secondConnection(t);
+      const other = await otherProcess(t.env);
       try {
         const user = await makeUser(db);
         const goal = await createGoal(db, user.id, { title: 'Race', goalAmount: 1000 });
-        await Promise.all(Array.from({ length: 20 }, (_, i) => createDonation(i % 2 ? db : other.db, { userId: user.id, amount: '1.25', currency: 'USD' })));
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) => {
+            const donation = { userId: user.id, amount: '1.25', currency: 'USD' };
+            return i % 2 ? createDonation(db, donation) : other.call('modules/donations/donations.service.js', 'createDonation', donation);
+          }),
+        );
         assert.equal((await findGoal(db, goal.id))!.raised_amount, 2500);
         const updates = (await outbox(db, goalChannel(user.id))).filter((e) => e.payload.reason === 'updated');
         assert.deepEqual(updates.map((e) => e.payload.raised_amount).sort((x, y) => (x as number) - (y as number)), Array.from({ length: 20 }, (_, i) => (i + 1) * 1.25));

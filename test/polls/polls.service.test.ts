@@ -5,7 +5,8 @@ import { createDonation } from '../../src/modules/donations/donations.service.js
 import { pollChannel } from '../../src/modules/outbox/channels.js';
 import { closePoll, createPoll, getActivePoll, getPoll, listPolls, updatePoll } from '../../src/modules/polls/polls.service.js';
 import { dialects, makeUser, openTestDatabase, type TestDatabase } from '../helper.js';
-import { count, outbox, secondConnection, setTestRates } from '../goals/fixture.js';
+import { count, outbox, setTestRates } from '../goals/fixture.js';
+import { otherProcess } from '../other-process.js';
 
 const option = (id: number, title: string, amount_value: number, amount_percent: number, is_winner: number) => ({ id, title, amount_value, amount_percent, is_winner });
 
@@ -68,11 +69,16 @@ for (const dialect of await dialects()) {
       assert.deepEqual(await fieldsOf({ title: 'T', options: ['a', 'b'], allowUserOptions: 'yes' }), ['allow_user_options']);
       assert.equal(await count(db, 'polls'), (await db.selectFrom('polls').select('id').where('user_id', '!=', user.id).execute()).length);
 
-      const other = secondConnection(t);
+      const other = await otherProcess(t.env);
       try {
-        const results = await Promise.allSettled([db, other.db, db, other.db].map((conn, i) => createPoll(conn, user.id, { title: `Race ${i}`, options: ['a', 'b'] })));
+        const results = await Promise.allSettled(
+          [0, 1, 2, 3].map((i) => {
+            const input = { title: `Race ${i}`, options: ['a', 'b'] };
+            return i % 2 ? other.call('modules/polls/polls.service.js', 'createPoll', user.id, input) : createPoll(db, user.id, input);
+          }),
+        );
         assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
-        for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, String(r.reason));
+        for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError || r.reason.name === 'ConflictError', String(r.reason));
       } finally {
         await other.close();
       }
@@ -126,9 +132,14 @@ for (const dialect of await dialects()) {
       assert.deepEqual((await getPoll(db, poll.id)).options.map((o) => o.is_winner), [1, 0, 1]);
 
       // Many donors typing the same new title at once still make one option.
-      const other = secondConnection(t);
+      const other = await otherProcess(t.env);
       try {
-        await Promise.all(['Pizza', 'PIZZA', ' pizza', 'piZZa', 'Pizza '].map((title, i) => createDonation(i % 2 ? other.db : db, { userId: user.id, amount: 1, currency: 'USD', pollOptionTitle: title })));
+        await Promise.all(
+          ['Pizza', 'PIZZA', ' pizza', 'piZZa', 'Pizza '].map((title, i) => {
+            const donation = { userId: user.id, amount: 1, currency: 'USD', pollOptionTitle: title };
+            return i % 2 ? other.call('modules/donations/donations.service.js', 'createDonation', donation) : createDonation(db, donation);
+          }),
+        );
       } finally {
         await other.close();
       }
