@@ -8,6 +8,7 @@ import { createPoll } from '../../src/modules/polls/polls.service.js';
 import { createVariation } from '../../src/modules/widgets/variations.service.js';
 import { issueToken, listen } from '../helper.js';
 import { PASSWORD, widgetWorld, type WidgetWorld } from '../widgets/fixture.js';
+import { until } from '../wait.js';
 import { chromiumMissing, launchChromium, screenshot, watchProblems } from './chromium.js';
 
 const skip = chromiumMissing();
@@ -64,16 +65,6 @@ async function sceneShot(page: Page, name: string): Promise<void> {
 const displayed = (page: Page): Promise<string[]> => page.evaluate(() => (window as any).OpenAlertsWidget.displayed.slice());
 const skipped = (page: Page): Promise<string[]> => page.evaluate(() => (window as any).OpenAlertsWidget.skipped.slice());
 
-async function until<T>(fn: () => Promise<T | undefined | null | false>, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 async function streamerWithVariations(types: Array<'donation' | 'custom' | 'merchandise-sale'>, durationMs = 1500): Promise<{ streamer: UserRow; token: string }> {
   const streamer = await w.newStreamer();
   for (const type of types) {
@@ -95,7 +86,7 @@ describe('pages in Chromium', { skip }, () => {
     await w?.close();
   });
 
-  test('a donor donates on the donor page → the widget (another context) shows it within 1 s → the API lists it shown', async () => {
+  test('a donor donates on the donor page → the widget (another context) shows it (the time is logged, not asserted) → the API lists it shown', async () => {
     const { streamer, token } = await streamerWithVariations(['donation']);
     await createGoal(w.t.database.db, streamer.id, { title: 'New microphone', goalAmount: '100' });
     const widget = await openWidget('alerts', token);

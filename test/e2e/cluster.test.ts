@@ -6,7 +6,8 @@ import { createApp } from '../../src/modules/apps/apps.service.js';
 import { TokenStore } from '../../src/oauth/token-store.js';
 import { makeUser, openTestDatabase, postgresAvailable, REDIS_URL, redisAvailable, tempDir, type TestDatabase } from '../helper.js';
 import { startServerProcess, type ServerProcess } from '../process.js';
-import { RawClient, waitFor } from './helpers.js';
+import { RawClient } from '../ws-client.js';
+import { until } from '../wait.js';
 
 const runnable = (await postgresAvailable()) && (await redisAvailable());
 
@@ -57,7 +58,7 @@ describe('two nodes sharing PostgreSQL and Redis', { skip: !runnable && 'Postgre
       assert.equal((await ws.reply(2)).error, undefined);
 
       await donateThrough(nodeA, streamer.code, 'Across nodes');
-      await waitFor(() => ws.pushes(channel).some((p) => p.result.data?.data?.username === 'Across nodes'), 3000, 'the donation on node B');
+      await until(() => ws.pushes(channel).some((p) => p.result.data?.data?.username === 'Across nodes'), 3000, 'the donation on node B');
       const listed = (await (await api(nodeA, '/alerts/donations')).json()).data;
       assert.equal(listed[0].username, 'Across nodes');
     } finally {

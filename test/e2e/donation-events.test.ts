@@ -5,7 +5,8 @@ import WebSocket from 'ws';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { buildTestApp, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
 import { runCli } from '../process.js';
-import { RawClient, waitFor } from './helpers.js';
+import { RawClient } from '../ws-client.js';
+import { until } from '../wait.js';
 
 /**
  * The whole path a real app sees: token → profile → WebSocket connect with socket_connection_token
@@ -47,7 +48,7 @@ describe('donation events end to end (real server, SQLite, memory broker)', () =
     client.send({ params: { channel, token: channels[0].token }, method: 1, id: 2 });
     const subscribed = await client.reply(2);
     assert.equal(subscribed.error, undefined, JSON.stringify(subscribed));
-    await waitFor(() => client.pushes(channel).some((p) => p.result.type === 1), 2000, 'JOIN push');
+    await until(() => client.pushes(channel).some((p) => p.result.type === 1), 2000, 'JOIN push');
     const join = client.pushes(channel).find((p) => p.result.type === 1);
     assert.deepEqual(join.result.data.info, { user: String(streamerId), client: connected.result.client });
     return client;
@@ -58,7 +59,7 @@ describe('donation events end to end (real server, SQLite, memory broker)', () =
     const client = await connectAndSubscribe(channel);
     try {
       const donation = await createDonation(t.database.db, { userId: streamerId, amount: '12.50', currency: 'USD', username: 'Donor', message: 'Hello <b>there</b>' });
-      await waitFor(() => client.pushes(channel).some((p) => p.result.data?.data), 2000, 'publication');
+      await until(() => client.pushes(channel).some((p) => p.result.data?.data), 2000, 'publication');
       const pub = client.pushes(channel).find((p) => p.result.data?.data).result;
       assert.deepEqual(pub.data.data, { ...donation, reason: 'default' });
       assert.equal(typeof pub.data.offset, 'number');
@@ -78,7 +79,7 @@ describe('donation events end to end (real server, SQLite, memory broker)', () =
       assert.equal(res.code, 0, res.stderr);
       // Arrives through the relay's idle poll (100 ms); the wait is generous because timing is not
       // what this test asserts.
-      await waitFor(() => client.pushes(channel).filter((p) => p.result.data?.data).length > before, 10_000, 'the CLI donation');
+      await until(() => client.pushes(channel).filter((p) => p.result.data?.data).length > before, 10_000, 'the CLI donation');
       const pub = client.pushes(channel).filter((p) => p.result.data?.data).at(-1).result.data.data;
       assert.equal(pub.username, 'FromCli');
       assert.equal(pub.amount, 7);
@@ -134,7 +135,7 @@ describe('donation events end to end (real server, SQLite, memory broker)', () =
     try {
       await subscribed;
       const donation = await createDonation(t.database.db, { userId: streamerId, amount: '3', currency: 'EUR', username: 'Modern' });
-      await waitFor(() => got.length > 0, 2000, 'publication');
+      await until(() => got.length > 0, 2000, 'publication');
       assert.deepEqual(got[0], { ...donation, reason: 'default' });
     } finally {
       c.disconnect();

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { loadSecrets } from '../../src/config/secrets.js';
 import { signConnectionToken } from '../../src/realtime/tokens.js';
-import { RawClient } from '../e2e/helpers.js';
+import { RawClient } from '../ws-client.js';
 import { tempDir } from '../helper.js';
 import { runCli, startServerProcess } from '../process.js';
 

@@ -4,7 +4,8 @@ import { createDonation } from '../../src/modules/donations/donations.service.js
 import { closeGoal, createGoal } from '../../src/modules/goals/goals.service.js';
 import { goalChannel, pollChannel } from '../../src/modules/outbox/channels.js';
 import { closePoll, createPoll } from '../../src/modules/polls/polls.service.js';
-import { RawClient, waitFor } from '../e2e/helpers.js';
+import { RawClient } from '../ws-client.js';
+import { until } from '../wait.js';
 import { buildTestApp, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
 
 let t: TestApp;
@@ -46,7 +47,7 @@ test('goal and poll changes reach a subscriber of $goals: and $polls: with the s
     await createDonation(db, { userId: streamer.id, amount: 15, currency: 'USD', pollOptionId: poll.options[1]!.id });
     const finishedGoal = await closeGoal(db, goal.id);
     const finishedPoll = await closePoll(db, poll.id);
-    await waitFor(() => publications(client, goals).length >= 3 && publications(client, polls).length >= 3, 3000, 'goal and poll publications');
+    await until(() => publications(client, goals).length >= 3 && publications(client, polls).length >= 3, 3000, 'goal and poll publications');
 
     const { ended_at: _g, ...goalResource } = finishedGoal;
     assert.deepEqual(publications(client, goals), [

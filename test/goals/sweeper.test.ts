@@ -5,6 +5,7 @@ import { GOAL_SWEEP_INTERVAL_MS } from '../../src/modules/goals/goals.sweeper.js
 import { createGoal } from '../../src/modules/goals/goals.service.js';
 import { goalChannel } from '../../src/modules/outbox/channels.js';
 import { buildTestApp, makeUser } from '../helper.js';
+import { until } from '../wait.js';
 import { backdateGoal, daysFromNow, outbox } from './fixture.js';
 
 test('the running app ends expired goals by itself (one `finished`) and stops sweeping when closed', async () => {
@@ -17,10 +18,10 @@ test('the running app ends expired goals by itself (one `finished`) and stops sw
     const goal = await createGoal(db, user.id, { title: 'Ends soon', goalAmount: 10, expiresAt: daysFromNow(1) });
     const endsAt = Date.now() - 1;
     await backdateGoal(db, goal.id, endsAt);
-    const deadline = Date.now() + 3000;
-    while ((await findGoal(db, goal.id))!.is_active && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const row = (await findGoal(db, goal.id))!;
-    assert.equal(row.is_active, 0, 'swept within the interval');
+    const row = await until(async () => {
+      const now = (await findGoal(db, goal.id))!;
+      return now.is_active ? null : now;
+    }, 3000, 'the sweeper to end the goal');
     assert.equal(row.ended_at, endsAt);
     assert.deepEqual((await outbox(db, goalChannel(user.id))).map((e) => e.payload.reason), ['created', 'finished']);
   } finally {

@@ -4,7 +4,8 @@ import type { Redis } from 'ioredis';
 import type { Broker, Publication, PublishOptions } from '../../src/realtime/broker.js';
 import { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import { RedisBroker } from '../../src/realtime/broker-redis.js';
-import { cleanRedis, redisOrSkip, sleep, uniquePrefix, until } from './helpers.js';
+import { cleanRedis, redisOrSkip, uniquePrefix } from './helpers.js';
+import { sleep, until } from '../wait.js';
 
 const H: PublishOptions = { historySize: 10, historyTtlMs: 60_000, historyMetaTtlMs: 0 };
 

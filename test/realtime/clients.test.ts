@@ -5,7 +5,8 @@ import Centrifuge2 from 'centrifuge2';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
-import { SECRET, startServer, until, type TestServer } from './helpers.js';
+import { SECRET, startServer, type TestServer } from './helpers.js';
+import { until } from '../wait.js';
 
 /** The real client libraries, unmodified, in Node (INTEROP.md §5: an unmodified client must work). */
 describe('real clients: centrifuge-js 2.8.5 and 5.x', () => {

@@ -3,7 +3,8 @@ import { after, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { RedisBroker } from '../../src/realtime/broker-redis.js';
 import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
-import { cleanRedis, closeReason, RawClient, redisOrSkip, SECRET, startServer, uniquePrefix } from './helpers.js';
+import { cleanRedis, redisOrSkip, SECRET, startServer, uniquePrefix } from './helpers.js';
+import { closeReason, RawClient } from '../ws-client.js';
 
 async function legacySubscriber(url: string, user: string, channel: string, recover?: { offset: number; epoch: string }) {
   const c = await RawClient.open(url);

@@ -2,11 +2,11 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import WebSocket from 'ws';
 import type { Broker } from '../../src/realtime/broker.js';
 import { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import { RealtimeNode, type RealtimeOptions } from '../../src/realtime/node.js';
 import { signChannelToken } from '../../src/realtime/tokens.js';
+import { REDIS_URL } from '../helper.js';
 
 export const SECRET = 'test-secret-0123456789abcdef';
 
@@ -63,84 +63,12 @@ export async function startServer(opts: Partial<RealtimeOptions> = {}, ownBroker
   };
 }
 
-/** A raw WebSocket speaking frames by hand; every received frame is queued for `next()`. */
-export class RawClient {
-  private readonly frames: string[] = [];
-  private waiter: (() => void) | null = null;
-  readonly closed: Promise<{ code: number; reason: string }>;
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      this.frames.push(data.toString());
-      this.waiter?.();
-    });
-    this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-  }
-
-  static async open(url: string, opts?: WebSocket.ClientOptions): Promise<RawClient> {
-    const ws = new WebSocket(url, opts);
-    await once(ws, 'open');
-    return new RawClient(ws);
-  }
-
-  send(frame: unknown): void {
-    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
-  }
-
-  /** The next frame as text; fails after `ms`. */
-  async nextRaw(ms = 2000): Promise<string> {
-    const deadline = Date.now() + ms;
-    while (this.frames.length === 0) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error('timed out waiting for a frame');
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, left);
-        this.waiter = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-      this.waiter = null;
-    }
-    return this.frames.shift()!;
-  }
-
-  async next(ms = 2000): Promise<any> {
-    return JSON.parse(await this.nextRaw(ms));
-  }
-
-  /** Asserts nothing arrives within `ms`. */
-  async nothing(ms = 150): Promise<void> {
-    await new Promise((r) => setTimeout(r, ms));
-    if (this.frames.length > 0) throw new Error(`unexpected frame: ${this.frames[0]}`);
-  }
-
-  close(): void {
-    this.ws.close();
-  }
-}
-
-export function closeReason(c: { reason: string }): { reason: string; reconnect: boolean } {
-  return JSON.parse(c.reason);
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns true (or fails after `ms`). */
-export async function until(check: () => boolean, ms = 3000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
 /**
- * Redis at 127.0.0.1:6379, or null when unreachable — then Redis tests skip locally, but fail when
- * the CI env var is set.
+ * The Redis at TEST_REDIS_URL (default 127.0.0.1:6379), or null when unreachable — then Redis tests
+ * skip locally, but fail when the CI env var is set.
  */
 export async function redisOrSkip(): Promise<Redis | null> {
-  const r = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const r = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   r.on('error', () => {});
   try {
     await r.connect();

@@ -4,7 +4,9 @@ import { SignJWT } from 'jose';
 import type { HistoryOptions, HistoryResult } from '../../src/realtime/broker.js';
 import { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
-import { closeReason, RawClient, SECRET, sleep, startServer, type TestServer } from './helpers.js';
+import { SECRET, startServer, type TestServer } from './helpers.js';
+import { closeReason, RawClient } from '../ws-client.js';
+import { sleep } from '../wait.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
-import { closeReason, RawClient, SECRET, sleep, startServer, type TestServer } from './helpers.js';
+import { SECRET, startServer, type TestServer } from './helpers.js';
+import { closeReason, RawClient } from '../ws-client.js';
+import { sleep } from '../wait.js';
 
 /** Raw modern-protocol frames (Centrifugo v4+ JSON, centrifuge-js ≥ 3). */
 describe('modern protocol (centrifuge-js >= 3)', () => {
