@@ -3,6 +3,7 @@ import type { Config } from './config/config.js';
 import type { Secrets } from './config/secrets.js';
 import type { Database } from './db/database.js';
 import type { DB } from './db/schema.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { UserRow } from './modules/accounts/accounts.table.js';
 import type { TokenStore } from './oauth/token-store.js';
 import type { Realtime } from './realtime/setup.js';
@@ -17,6 +18,8 @@ export interface AppContext {
   tokens: TokenStore;
   /** WebSocket node, its broker and the outbox relay feeding it. */
   realtime: Realtime;
+  /** Counters and timings for GET /metrics; a no-op while METRICS_TOKEN is unset. */
+  metrics: Metrics;
 }
 
 declare module 'fastify' {

@@ -10,6 +10,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { registerBodyParsers } from './http/body-parsers.js';
 import { errorHandler, jsonUnlessHtmlAsked, notFoundHandler } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
+import { noMetrics, type Metrics } from './metrics/metrics.js';
 import { registerJsonContentType } from './http/json-content-type.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { goalSweeper } from './modules/goals/goals.plugin.js';
@@ -49,8 +50,15 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const tokens = new TokenStore(database.db, { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl });
   // Registered first so it runs last: the database outlives everything that uses it on close.
   if (ownsDatabase) app.addHook('onClose', async () => database.close());
-  const realtime = await setUpRealtime(app, config, database, tokens, secrets.realtimeTokenSecret);
-  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime };
+  // prom-client is loaded only when metrics are asked for (METRICS_TOKEN), keeping the start lean.
+  const prometheus = config.metricsToken ? new (await import('./metrics/prometheus.js')).PrometheusMetrics() : null;
+  const metrics: Metrics = prometheus ?? noMetrics;
+  if (prometheus) {
+    const stops = [database.onQuery((seconds, failed) => prometheus.dbQuery(seconds, failed)), tokens.onCheck((valid, cached) => prometheus.tokenCheck(valid, cached))];
+    app.addHook('onClose', async () => stops.forEach((stop) => stop()));
+  }
+  const realtime = await setUpRealtime(app, config, database, tokens, secrets.realtimeTokenSecret, metrics);
+  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime, metrics };
   app.decorate('ctx', ctx);
 
   // Shared by every surface, so registered at the root: the JSON content type (INTEROP §1), the
@@ -64,6 +72,12 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await registerOpenApi(app);
   app.setErrorHandler(errorHandler(jsonUnlessHtmlAsked, errorPage));
   app.setNotFoundHandler(notFoundHandler(jsonUnlessHtmlAsked, errorPage));
+
+  if (prometheus) {
+    const { metricsRoutes, registerRequestMetrics } = await import('./metrics/metrics.plugin.js');
+    registerRequestMetrics(app, prometheus);
+    await app.register(metricsRoutes(prometheus, config.metricsToken!));
+  }
 
   // One plugin per surface; each registers the hooks, error shape and session handling of its own routes.
   await app.register(healthRoutes);

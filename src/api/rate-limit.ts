@@ -42,6 +42,8 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
     max: config.rateLimitPerMinute,
     timeWindow: 60_000,
     keyGenerator: rateLimitKey,
+    // Pages that opt in with `config.rateLimit` (log-in, donor page); the API counts in apiRateLimit.
+    onExceeded: (request: FastifyRequest) => app.ctx.metrics.rateLimitRejected(request.routeOptions.url ?? 'unmatched'),
     cache: 10_000,
     // One namespace per deployment (all its nodes share SECRET_KEY), so two deployments — or two
     // test apps — on one Redis never share counters.
@@ -79,6 +81,7 @@ export function apiRateLimit(app: FastifyInstance): onRequestAsyncHookHandler {
     reply.header('X-RateLimit-Limit', limit.max);
     reply.header('X-RateLimit-Remaining', limit.remaining);
     if (limit.isExceeded) {
+      app.ctx.metrics.rateLimitRejected(request.routeOptions.url ?? 'unmatched');
       const retryAfter = Math.max(1, limit.ttlInSeconds);
       reply.header('Retry-After', retryAfter);
       reply.header('X-RateLimit-Reset', Math.floor(Date.now() / 1000) + retryAfter);

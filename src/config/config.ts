@@ -29,6 +29,8 @@ export interface Config {
   secretKey: string | null;
   realtimeTokenSecret: string | null;
   prettyLogs: boolean;
+  /** Bearer token that reads GET /metrics; null: no /metrics (404) and no metrics collected. */
+  metricsToken: string | null;
 }
 
 /** A configuration error names the variable and says what is allowed. */
@@ -93,6 +95,10 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
   }
   const redisPrefix = env.REDIS_PREFIX ?? 'openalerts';
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(redisPrefix)) throw new ConfigError('REDIS_PREFIX', 'use 1–64 letters, digits, dots, dashes, colons or underscores.');
+  const metricsToken = env.METRICS_TOKEN ?? null;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    throw new ConfigError('METRICS_TOKEN', 'use at least 16 printable characters without spaces (e.g. `openssl rand -hex 24`).');
+  }
   for (const key of ['SECRET_KEY', 'REALTIME_TOKEN_SECRET'] as const) {
     const value = env[key];
     if (value !== undefined && value.length < 32) {
@@ -117,5 +123,6 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
     secretKey: env.SECRET_KEY ?? null,
     realtimeTokenSecret: env.REALTIME_TOKEN_SECRET ?? null,
     prettyLogs: env.NODE_ENV !== 'production' && Boolean(process.stdout.isTTY),
+    metricsToken,
   });
 }

@@ -16,12 +16,13 @@ export interface RawEnv {
   HISTORY_SIZE?: string;
   HISTORY_TTL?: string;
   NODE_ENV?: string;
+  METRICS_TOKEN?: string;
 }
 
 export const ENV_KEYS = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'LOG_LEVEL', 'SECRET_KEY',
   'REALTIME_TOKEN_SECRET', 'ACCESS_TOKEN_TTL', 'REFRESH_TOKEN_TTL', 'RATE_LIMIT_PER_MINUTE',
-  'HISTORY_SIZE', 'HISTORY_TTL', 'NODE_ENV',
+  'HISTORY_SIZE', 'HISTORY_TTL', 'NODE_ENV', 'METRICS_TOKEN',
 ] as const satisfies readonly (keyof RawEnv)[];
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {

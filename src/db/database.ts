@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type LogEvent, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
+export type QueryListener = (seconds: number, failed: boolean) => void;
 export type Tx = Transaction<DB>;
 
 export interface Database {
@@ -17,6 +18,8 @@ export interface Database {
    * publish at once instead of waiting for its next poll.
    */
   onCommit(listener: () => void): () => void;
+  /** Calls `listener` after every SQL statement with its duration and whether it failed (metrics). */
+  onQuery(listener: QueryListener): () => void;
   /** True when the database answers a trivial query (used by /readyz). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -51,17 +54,22 @@ function signallingDialect<D extends SqliteDialect | PostgresDialect>(dialect: D
   return dialect;
 }
 
-function commitListeners() {
-  const listeners = new Set<() => void>();
+function listenerSet<A extends unknown[]>() {
+  const listeners = new Set<(...args: A) => void>();
   return {
-    fire: () => {
-      for (const listener of listeners) listener();
+    fire: (...args: A) => {
+      for (const listener of listeners) listener(...args);
     },
-    add(listener: () => void): () => void {
+    add(listener: (...args: A) => void): () => void {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
   };
+}
+
+/** Kysely's query log, turned into calls of the query listeners (it times each statement for us). */
+function queryLog(queries: ReturnType<typeof listenerSet<[number, boolean]>>): (event: LogEvent) => void {
+  return (event) => queries.fire(event.queryDurationMillis / 1000, event.level === 'error');
 }
 
 export const SQLITE_SYNCHRONOUS = 'FULL';
@@ -102,14 +110,16 @@ function withStatementCache(sqlite: SQLite.Database, maxStatements = 500): { pre
 }
 
 export function createDatabase(config: DatabaseConfig): Database {
-  const commits = commitListeners();
+  const commits = listenerSet<[]>();
+  const queries = listenerSet<[number, boolean]>();
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
-    const db = new Kysely<DB>({ dialect: signallingDialect(new SqliteDialect({ database: withStatementCache(sqlite) }), commits.fire, 'begin immediate') });
+    const db = new Kysely<DB>({ dialect: signallingDialect(new SqliteDialect({ database: withStatementCache(sqlite) }), commits.fire, 'begin immediate'), log: queryLog(queries) });
     return {
       db,
       dialect: 'sqlite',
       onCommit: commits.add,
+      onQuery: queries.add,
       async ping() {
         try {
           sqlite.prepare('select 1').get();
@@ -128,11 +138,12 @@ export function createDatabase(config: DatabaseConfig): Database {
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool }), commits.fire) });
+  const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool }), commits.fire), log: queryLog(queries) });
   return {
     db,
     dialect: 'postgres',
     onCommit: commits.add,
+    onQuery: queries.add,
     async ping() {
       try {
         await pool.query('select 1');

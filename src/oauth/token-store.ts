@@ -37,6 +37,7 @@ const splitScopes = (s: string) => (s ? s.split(' ') : []);
 export class TokenStore {
   readonly cache: TokenCache;
   readonly #listeners = new Set<(r: Revocation) => void>();
+  readonly #checkListeners = new Set<(valid: boolean, cached: boolean) => void>();
   /**
    * Bumped by every forget(). verify() caches only when no revocation happened while it read the
    * database, so a token being revoked concurrently is never put back into the cache.
@@ -98,10 +99,10 @@ export class TokenStore {
 
   /** Null for unknown, expired or revoked tokens. Cached after the first successful check. */
   async verify(token: string): Promise<AccessTokenInfo | null> {
-    if (!token || token.length > 512) return null;
+    if (!token || token.length > 512) return this.#checked(null, false);
     const hash = sha256Hex(token);
     const cached = this.cache.get(hash);
-    if (cached) return cached;
+    if (cached) return this.#checked(cached, true);
     const epoch = this.#revocations;
     const row = await this.db
       .selectFrom('oauth_access_tokens as t')
@@ -109,13 +110,24 @@ export class TokenStore {
       .select(['t.grant_id', 't.client_id', 't.user_id', 't.scopes', 't.expires_at', 't.revoked_at', 'g.revoked_at as grant_revoked_at'])
       .where('t.token_hash', '=', hash)
       .executeTakeFirst();
-    if (!row || row.revoked_at !== null || row.grant_revoked_at !== null || row.expires_at <= Date.now()) return null;
+    if (!row || row.revoked_at !== null || row.grant_revoked_at !== null || row.expires_at <= Date.now()) return this.#checked(null, false);
     if (row.user_id !== null) {
       const user = await this.db.selectFrom('users').select('is_active').where('id', '=', row.user_id).executeTakeFirst();
-      if (!user?.is_active) return null;
+      if (!user?.is_active) return this.#checked(null, false);
     }
     const info: AccessTokenInfo = { grantId: row.grant_id, clientId: row.client_id, userId: row.user_id, scopes: splitScopes(row.scopes), expiresAt: row.expires_at };
     if (epoch === this.#revocations) this.cache.set(hash, info);
+    return this.#checked(info, false);
+  }
+
+  /** Calls `listener` after every verify(): valid or not, and whether the cache answered (metrics). */
+  onCheck(listener: (valid: boolean, cached: boolean) => void): () => void {
+    this.#checkListeners.add(listener);
+    return () => this.#checkListeners.delete(listener);
+  }
+
+  #checked(info: AccessTokenInfo | null, cached: boolean): AccessTokenInfo | null {
+    for (const listener of this.#checkListeners) listener(info !== null, cached);
     return info;
   }
 

@@ -30,6 +30,8 @@ export interface ClientContext {
   recoverable(channel: string): boolean;
   onConnected(client: Client): void;
   onClosed(client: Client): void;
+  /** A subscribe asked to recover; `recovered` when history still held every missed publication. */
+  onRecovery(recovered: boolean): void;
 }
 
 const CONNECTING = 0;
@@ -264,6 +266,7 @@ export class Client implements HubClient {
             (pubs.length === 0
               ? top.offset === cmd.offset
               : pubs[0].offset === cmd.offset + 1 && pubs[pubs.length - 1].offset === top.offset);
+          this.ctx.onRecovery(recovered);
           if (!recovered && !this.legacy && (cmd.flag & FLAG_REJECT_UNRECOVERED) !== 0) throw ErrorUnrecoverablePosition;
           result = {
             recoverable: true,

@@ -73,6 +73,7 @@ export class RealtimeNode {
   private readonly historyOptions: PublishOptions;
   private readonly sweeper: NodeJS.Timeout;
   private readonly attached: { server: Server; listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void }[] = [];
+  private readonly recoveryListeners = new Set<(recovered: boolean) => void>();
   private connectedCount = 0;
   private stopping = false;
 
@@ -108,6 +109,9 @@ export class RealtimeNode {
       },
       onClosed: (c) => {
         if (this.clients.delete(c) && c.id !== '') this.connectedCount--;
+      },
+      onRecovery: (recovered) => {
+        for (const listener of this.recoveryListeners) listener(recovered);
       },
     };
     this.broker.setHandler((channel, pub) => this.hub.broadcast(channel, pub));
@@ -181,6 +185,19 @@ export class RealtimeNode {
 
   stats(): { clients: number; subscriptions: number } {
     return { clients: this.connectedCount, subscriptions: this.hub.subscriptions };
+  }
+
+  /** Open sockets by protocol; `undetected` until a socket's first frame tells (metrics, read at scrape). */
+  socketsByProtocol(): Record<'legacy' | 'v2' | 'undetected', number> {
+    const counts = { legacy: 0, v2: 0, undetected: 0 };
+    for (const c of this.clients) counts[c.codec === null ? 'undetected' : c.legacy ? 'legacy' : 'v2']++;
+    return counts;
+  }
+
+  /** Calls `listener` for each subscribe that asked to recover missed publications (metrics). */
+  onRecovery(listener: (recovered: boolean) => void): () => void {
+    this.recoveryListeners.add(listener);
+    return () => this.recoveryListeners.delete(listener);
   }
 }
 

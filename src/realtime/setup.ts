@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { observedBroker } from '../metrics/observed-broker.js';
 import { OutboxRelay } from '../modules/outbox/outbox.relay.js';
 import { RevocationBus } from '../oauth/revocation-bus.js';
 import type { TokenStore } from '../oauth/token-store.js';
@@ -23,8 +25,8 @@ export interface Realtime {
  * bus that carries token revocations to the other nodes. Lifecycle: the relay starts when the app
  * is ready; on close, clients get 3001 (reconnect) first, then the relay and broker stop.
  */
-export async function setUpRealtime(app: FastifyInstance, config: Readonly<Config>, database: Database, tokens: TokenStore, tokenSecret: string): Promise<Realtime> {
-  const broker: Broker = config.redisUrl ? new RedisBroker({ url: config.redisUrl, prefix: `${config.redisPrefix}.rt`, logger: app.log }) : new MemoryBroker();
+export async function setUpRealtime(app: FastifyInstance, config: Readonly<Config>, database: Database, tokens: TokenStore, tokenSecret: string, metrics: Metrics): Promise<Realtime> {
+  const broker: Broker = observedBroker(config.redisUrl ? new RedisBroker({ url: config.redisUrl, prefix: `${config.redisPrefix}.rt`, logger: app.log }) : new MemoryBroker(), metrics);
   const node = new RealtimeNode({
     tokenSecret,
     broker,
@@ -33,8 +35,16 @@ export async function setUpRealtime(app: FastifyInstance, config: Readonly<Confi
     history: { size: config.historySize, ttlMs: config.historyTtl * 1000 },
   });
   node.attach(app.server);
+  node.onRecovery((recovered) => metrics.recovery(recovered));
   // Payloads are stored as JSON text; the node encodes once per publish.
-  const relay = new OutboxRelay(database, (channel, payload) => node.publish(channel, JSON.parse(payload)), { logger: app.log });
+  const relay = new OutboxRelay(
+    database,
+    async (channel, payload, createdAt) => {
+      await node.publish(channel, JSON.parse(payload));
+      metrics.published((Date.now() - createdAt) / 1000);
+    },
+    { logger: app.log },
+  );
   const bus = config.redisUrl ? await RevocationBus.connect(tokens, config.redisUrl, config.redisPrefix, app.log) : null;
 
   app.addHook('onReady', async () => relay.start());

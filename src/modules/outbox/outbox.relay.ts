@@ -20,7 +20,11 @@ interface PendingRow {
   id: number;
   channel: string;
   payload: string;
+  created_at: number;
 }
+
+/** Publishes one row; `createdAt` (when the row was written) lets the caller time commit → broker. */
+export type Publish = (channel: string, payload: string, createdAt: number) => Promise<unknown>;
 
 // Any constant works; it names "the outbox drainer" among PostgreSQL advisory locks.
 const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
@@ -38,7 +42,7 @@ const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
 export class OutboxRelay {
   readonly nodeId = randomUUID();
   readonly #database: Database;
-  readonly #publish: (channel: string, payload: string) => Promise<unknown>;
+  readonly #publish: Publish;
   readonly #opts: Required<Omit<OutboxRelayOptions, 'logger'>> & { logger?: Logger };
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
@@ -47,7 +51,7 @@ export class OutboxRelay {
   #unsubscribe: (() => void) | null = null;
   #lastCleanup = 0;
 
-  constructor(database: Database, publish: (channel: string, payload: string) => Promise<unknown>, opts: OutboxRelayOptions = {}) {
+  constructor(database: Database, publish: Publish, opts: OutboxRelayOptions = {}) {
     this.#database = database;
     this.#publish = publish;
     this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, ...opts };
@@ -127,14 +131,14 @@ export class OutboxRelay {
           where published_at is null and (claimed_by is null or claimed_at < ${now - this.#opts.claimTimeoutMs})
           order by id limit ${this.#opts.batchSize}
         )
-        returning id, channel, payload`.execute(db),
+        returning id, channel, payload, created_at`.execute(db),
     );
     const rows = claimed.rows.sort((a, b) => a.id - b.id);
     if (rows.length === 0) return 0;
     let done = 0;
     try {
       for (const row of rows) {
-        await this.#publish(row.channel, row.payload);
+        await this.#publish(row.channel, row.payload, Number(row.created_at));
         done++;
       }
     } finally {
@@ -171,9 +175,9 @@ export class OutboxRelay {
       // Keyed by schema too, so deployments sharing one PostgreSQL server never wait for each other.
       const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked`.execute(tx);
       if (!lock.rows[0]?.locked) return 0; // another node is draining; it takes these rows
-      const rows = await tx.selectFrom('outbox').select(['id', 'channel', 'payload']).where('published_at', 'is', null).orderBy('id').limit(this.#opts.batchSize).execute();
+      const rows = await tx.selectFrom('outbox').select(['id', 'channel', 'payload', 'created_at']).where('published_at', 'is', null).orderBy('id').limit(this.#opts.batchSize).execute();
       if (rows.length === 0) return 0;
-      for (const row of rows) await this.#publish(row.channel, row.payload);
+      for (const row of rows) await this.#publish(row.channel, row.payload, row.created_at);
       const now = Date.now();
       await tx.updateTable('outbox').set({ published_at: now, claimed_by: this.nodeId, claimed_at: now }).where('id', 'in', rows.map((r) => r.id)).execute();
       return rows.length;
