@@ -4,7 +4,8 @@ import { createDonation } from '../../src/modules/donations/donations.service.js
 import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
 import { BrowserSession } from '../browser-session.js';
 import { buildTestApp, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
-import { RawClient, until } from '../realtime/helpers.js';
+import { until } from '../wait.js';
+import { RawClient } from '../ws-client.js';
 import { familyOf, parsePrometheusText, sampleSum, type Scrape } from './prometheus-text.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
