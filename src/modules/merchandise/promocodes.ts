@@ -3,6 +3,7 @@ import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { ValidationError } from '../../domain/errors.js';
 import { findUserByPromocode } from '../accounts/accounts.repository.js';
+import { updatePromocode } from './promocodes.repository.js';
 
 /** Promocodes are read aloud on stream and typed by viewers: letters and digits, upper-case. */
 const PROMOCODE = /^[A-Z0-9]{4,16}$/;
@@ -32,7 +33,7 @@ export async function changePromocode(db: Kysely<DB>, userId: number, promocode:
   const holder = await findUserByPromocode(db, code);
   if (holder && holder.id !== userId) throw ValidationError.field('merchandise_promocode', 'This promocode has already been taken.');
   try {
-    await db.updateTable('users').set({ merchandise_promocode: code, updated_at: Date.now() }).where('id', '=', userId).execute();
+    await updatePromocode(db, userId, code);
   } catch (err) {
     if (isUniqueViolation(err)) throw ValidationError.field('merchandise_promocode', 'This promocode has already been taken.');
     throw err;

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { ForbiddenError, ValidationError } from '../../domain/errors.js';
 import { signedValues, verifySignature } from '../../domain/signature.js';
-import { appSecret } from '../apps/apps.service.js';
+import { appSecret, findApp } from '../apps/apps.service.js';
 import type { AppRow } from '../apps/apps.table.js';
 import { findMerchantByIdentifier } from './merchants.repository.js';
 import type { MerchantRow } from './merchants.table.js';
@@ -65,7 +65,7 @@ function secretOf(key: Buffer, app: AppRow): string {
 export async function verifySignedRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
   const clientId = request.auth!.clientId;
   const { db, secrets } = request.server.ctx;
-  const app = await db.selectFrom('apps').selectAll().where('id', '=', clientId).executeTakeFirst();
+  const app = await findApp(db, clientId);
   if (!app || !app.merchandise_access) throw new ForbiddenError('This application has no Merchandise API access; ask the service operator to grant it.');
   const signed = request.signedParams ?? { values: [], signature: undefined };
   const signature = signed.signature;

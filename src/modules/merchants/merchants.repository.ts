@@ -22,3 +22,8 @@ export async function listMerchants(db: Db, appId?: number): Promise<MerchantRow
   if (appId !== undefined) query = query.where('app_id', '=', appId);
   return query.execute();
 }
+
+/** Every application with its Merchandise API access flag, by client id. */
+export async function listAppsMerchandiseAccess(db: Db): Promise<Array<{ id: number; name: string; owner_id: number; merchandise_access: number }>> {
+  return db.selectFrom('apps').select(['id', 'name', 'owner_id', 'merchandise_access']).orderBy('id').execute();
+}

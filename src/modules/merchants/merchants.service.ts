@@ -4,7 +4,7 @@ import type { DB } from '../../db/schema.js';
 import { formatDateTime } from '../../domain/datetime.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { findApp } from '../apps/apps.service.js';
-import { findMerchantByIdentifier, insertMerchant, listMerchants } from './merchants.repository.js';
+import { findMerchantByIdentifier, insertMerchant, listAppsMerchandiseAccess, listMerchants } from './merchants.repository.js';
 import type { MerchantRow } from './merchants.table.js';
 
 /** What the CLI prints and the admin page lists. */
@@ -56,6 +56,6 @@ export async function listMerchantViews(db: Kysely<DB>, clientId?: number): Prom
 
 /** Every application with its Merchandise API access flag (administrators' page). */
 export async function listAppsWithAccess(db: Kysely<DB>): Promise<Array<{ client_id: number; name: string; owner_id: number; merchandise_access: number }>> {
-  const rows = await db.selectFrom('apps').select(['id', 'name', 'owner_id', 'merchandise_access']).orderBy('id').execute();
+  const rows = await listAppsMerchandiseAccess(db);
   return rows.map((r) => ({ client_id: r.id, name: r.name, owner_id: r.owner_id, merchandise_access: r.merchandise_access }));
 }

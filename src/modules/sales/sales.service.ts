@@ -10,6 +10,7 @@ import { isMerchandiseActive } from '../merchandise/merchandise.resource.js';
 import { widgetChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import type { SaleInput } from './sales.input.js';
+import { findSaleContext, insertSale } from './sales.repository.js';
 import { toSaleAlertResource, type SaleAlertResource } from './sales.resource.js';
 import type { SaleRow } from './sales.table.js';
 import { durableWrite } from './write-batcher.js';
@@ -56,74 +57,30 @@ async function recentRates(tx: Kysely<DB>, db: Kysely<DB>): Promise<RateTable> {
   return rates;
 }
 
-
 /**
  * Records a sale, credits the streamer and the service, and queues the widget alert — all in one
  * transaction (a sale exists if and only if its ledger rows and its event do). Revenue arithmetic
  * and rounding: src/domain/revenue.ts.
  */
 async function recordSaleIn(tx: Kysely<DB>, db: Kysely<DB>, clientId: number, input: SaleInput): Promise<RecordedSale> {
-  // One round trip for everything the sale depends on: merchant, merchandise, streamer and an
-  // earlier sale with this external_id (the hot path of the benchmark).
-  const found = await tx
-    .selectFrom('merchants')
-    .leftJoin('merchandise', (join) => join.onRef('merchandise.merchant_id', '=', 'merchants.id').on('merchandise.identifier', '=', input.merchandiseIdentifier))
-    .leftJoin('users', (join) => join.on('users.id', '=', input.userId))
-    .leftJoin('merchandise_sales', (join) => join.onRef('merchandise_sales.merchant_id', '=', 'merchants.id').on('merchandise_sales.external_id', '=', input.externalId))
-    .select(['merchants.id as merchantId', 'merchants.app_id as appId', 'users.id as userId', 'users.currency as userCurrency', 'users.is_active as userActive'])
-    .select(['merchandise.id', 'merchandise.is_active', 'merchandise.end_at', 'merchandise.is_percentage', 'merchandise.price_user', 'merchandise.price_service', 'merchandise.currency'])
-    .select([
-      'merchandise_sales.id as saleId',
-      'merchandise_sales.merchandise_id as saleMerchandiseId',
-      'merchandise_sales.user_id as saleUserId',
-      'merchandise_sales.amount as saleAmount',
-      'merchandise_sales.currency as saleCurrency',
-      'merchandise_sales.bought_amount as saleBoughtAmount',
-      'merchandise_sales.username as saleUsername',
-      'merchandise_sales.message as saleMessage',
-      'merchandise_sales.is_shown as saleIsShown',
-      'merchandise_sales.created_at as saleCreatedAt',
-      'merchandise_sales.shown_at as saleShownAt',
-    ])
-    .where('merchants.identifier', '=', input.merchantIdentifier)
-    .executeTakeFirst();
+  const found = await findSaleContext(tx, input);
   if (!found) throw ValidationError.field('merchant_identifier', 'The selected merchant_identifier is invalid.');
-  if (found.appId !== clientId) throw new ForbiddenError('This merchant does not belong to your application.');
-  if (found.saleId !== null) {
-    const existing: SaleRow = {
-      id: found.saleId,
-      merchant_id: found.merchantId,
-      merchandise_id: found.saleMerchandiseId!,
-      user_id: found.saleUserId!,
-      external_id: input.externalId,
-      amount: found.saleAmount!,
-      currency: found.saleCurrency!,
-      bought_amount: found.saleBoughtAmount!,
-      username: found.saleUsername,
-      message: found.saleMessage,
-      is_shown: found.saleIsShown!,
-      created_at: found.saleCreatedAt!,
-      shown_at: found.saleShownAt,
-    };
-    return replay(existing, input, found.id ?? undefined);
-  }
+  if (found.merchant.appId !== clientId) throw new ForbiddenError('This merchant does not belong to your application.');
+  const { merchandise, user } = found;
+  if (found.earlier) return replay(found.earlier, input, merchandise?.id);
 
-  const merchandise =
-    found.id === null
-      ? null
-      : { id: found.id, is_active: found.is_active!, end_at: found.end_at, is_percentage: found.is_percentage!, price_user: found.price_user!, price_service: found.price_service!, currency: found.currency! };
-  const errors: Record<string, string[]> = {};
-  if (!merchandise) errors.merchandise_identifier = ['The selected merchandise_identifier is invalid.'];
-  else if (!isMerchandiseActive(merchandise)) errors.merchandise_identifier = ['This merchandise is not active; sales of it are not accepted.'];
-  const user = found.userId === null ? null : { id: found.userId, currency: found.userCurrency!, is_active: found.userActive! };
-  if (!user || !user.is_active) errors.user_id = ['The selected user_id is invalid.'];
-  if (Object.keys(errors).length) throw new ValidationError(errors);
-  const merchant = { id: found.merchantId };
+  if (!merchandise || !isMerchandiseActive(merchandise) || !user || !user.is_active) {
+    const errors: Record<string, string[]> = {};
+    if (!merchandise) errors.merchandise_identifier = ['The selected merchandise_identifier is invalid.'];
+    else if (!isMerchandiseActive(merchandise)) errors.merchandise_identifier = ['This merchandise is not active; sales of it are not accepted.'];
+    if (!user || !user.is_active) errors.user_id = ['The selected user_id is invalid.'];
+    throw new ValidationError(errors);
+  }
 
   let shares: ReturnType<typeof revenueShares>;
   try {
     shares = revenueShares(
-      { isPercentage: merchandise!.is_percentage === 1, priceUser: merchandise!.price_user, priceService: merchandise!.price_service, currency: merchandise!.currency },
+      { isPercentage: merchandise.is_percentage === 1, priceUser: merchandise.price_user, priceService: merchandise.price_service, currency: merchandise.currency },
       { amount: input.amount, currency: input.currency, boughtAmount: input.boughtAmount },
     );
   } catch (err) {
@@ -131,28 +88,24 @@ async function recordSaleIn(tx: Kysely<DB>, db: Kysely<DB>, clientId: number, in
     throw err;
   }
   const rates = await recentRates(tx, db);
-  const streamerCredit = creditIn(shares.user, user!.currency, rates);
+  const streamerCredit = creditIn(shares.user, user.currency, rates);
   const serviceCredit = creditIn(shares.service, shares.service.currency, rates);
 
   const now = Date.now();
-  const sale = await tx
-    .insertInto('merchandise_sales')
-    .values({
-      merchant_id: merchant.id,
-      merchandise_id: merchandise!.id,
-      user_id: user!.id,
-      external_id: input.externalId,
-      amount: input.amount,
-      currency: input.currency,
-      bought_amount: input.boughtAmount,
-      username: input.username,
-      message: input.message,
-      is_shown: 0,
-      created_at: now,
-      shown_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const sale = await insertSale(tx, {
+    merchant_id: found.merchant.id,
+    merchandise_id: merchandise.id,
+    user_id: user.id,
+    external_id: input.externalId,
+    amount: input.amount,
+    currency: input.currency,
+    bought_amount: input.boughtAmount,
+    username: input.username,
+    message: input.message,
+    is_shown: 0,
+    created_at: now,
+    shown_at: null,
+  });
   const ledgerRow = (account: 'streamer' | 'service', userId: number | null, c: typeof streamerCredit) => ({
     account,
     user_id: userId,
@@ -165,9 +118,9 @@ async function recordSaleIn(tx: Kysely<DB>, db: Kysely<DB>, clientId: number, in
     credited_currency: c.creditedCurrency,
     created_at: now,
   });
-  await insertLedgerEntries(tx, [ledgerRow('streamer', user!.id, streamerCredit), ledgerRow('service', null, serviceCredit)]);
+  await insertLedgerEntries(tx, [ledgerRow('streamer', user.id, streamerCredit), ledgerRow('service', null, serviceCredit)]);
   const resource = toSaleAlertResource(sale);
-  await enqueueEvent(tx, widgetChannel(user!.id), { ...resource, reason: SALE_REASON });
+  await enqueueEvent(tx, widgetChannel(user.id), { ...resource, reason: SALE_REASON });
   return { resource, created: true };
 }
 

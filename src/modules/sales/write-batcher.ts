@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
+import { beginJob, keepJob, undoJob } from './write-batcher.repository.js';
 
 type Work<T> = (tx: Kysely<DB>) => Promise<T>;
 
@@ -84,14 +85,13 @@ export class WriteBatcher {
     return this.db.transaction().execute(async (tx) => {
       const outcomes: Outcome[] = [];
       for (const job of jobs) {
-        await sql`savepoint job`.execute(tx);
+        await beginJob(tx);
         try {
           const value = await job.work(tx);
-          await sql`release savepoint job`.execute(tx);
+          await keepJob(tx);
           outcomes.push({ ok: true, value });
         } catch (error) {
-          await sql`rollback to savepoint job`.execute(tx);
-          await sql`release savepoint job`.execute(tx);
+          await undoJob(tx);
           outcomes.push({ ok: false, error });
         }
       }
