@@ -12,6 +12,8 @@ import { errorHandler, jsonUnlessHtmlAsked, notFoundHandler } from './http/error
 import { healthRoutes } from './http/health.routes.js';
 import { noMetrics, type Metrics } from './metrics/metrics.js';
 import { registerJsonContentType } from './http/json-content-type.js';
+import { proxyTrust } from './http/proxy-trust.js';
+import { loggingOptions, registerRequestIdHeader } from './http/request-log.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { goalSweeper } from './modules/goals/goals.plugin.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
@@ -36,12 +38,10 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const secrets = overrides.secrets ?? loadSecrets(config);
 
   const app = Fastify({
-    logger:
-      overrides.logger === false
-        ? false
-        : { level: config.logLevel, ...(config.prettyLogs ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } } } : {}) },
+    ...loggingOptions(config, overrides.logger !== false),
     bodyLimit: 1024 * 1024,
-    trustProxy: true,
+    // Off unless TRUST_PROXY names the proxies: request.ip is what every per-IP limit counts.
+    trustProxy: proxyTrust(config),
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -61,10 +61,11 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime, metrics };
   app.decorate('ctx', ctx);
 
-  // Shared by every surface, so registered at the root: the JSON content type (INTEROP §1), the
+  // Shared by every surface, so registered at the root: the request id header, the JSON content type (INTEROP §1), the
   // base security headers, body parsing, the rate-limit counter store (limits nothing by itself)
   // and the OpenAPI collector (it must see the API's and the OAuth server's routes as they are
   // added). Unknown paths answer in JSON unless a browser asks for a page.
+  registerRequestIdHeader(app);
   registerJsonContentType(app);
   await registerSecurityHeaders(app);
   await registerBodyParsers(app);

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import type { RawEnv } from './env.js';
 
@@ -31,6 +32,14 @@ export interface Config {
   prettyLogs: boolean;
   /** Bearer token that reads GET /metrics; null: no /metrics (404) and no metrics collected. */
   metricsToken: string | null;
+  /**
+   * Which peers may tell us the client's address (X-Forwarded-For, X-Forwarded-Proto, …), in the
+   * form Fastify's `trustProxy` takes: false (nobody: the socket's peer is the client), a hop count,
+   * or addresses / CIDR ranges / proxy-addr names (`loopback`, `linklocal`, `uniquelocal`).
+   */
+  trustProxy: false | number | string[];
+  /** RFC 9700 §2.1.1: PKCE `plain` is refused unless an operator allows it for old clients. */
+  pkceAllowPlain: boolean;
 }
 
 /** A configuration error names the variable and says what is allowed. */
@@ -69,6 +78,49 @@ function databaseConfig(env: RawEnv, dataDir: string): DatabaseConfig {
     return { dialect: 'sqlite', file: path.resolve(file) };
   }
   throw new ConfigError('DATABASE_URL', 'must start with postgres:// (or sqlite:<file>); leave it unset for SQLite under DATA_DIR.');
+}
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An IP address, or a CIDR range with a prefix that fits its family. */
+function isAddressOrRange(entry: string): boolean {
+  const [address, prefix, extra] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (!family || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY. Off by default: X-Forwarded-For is then ignored, so no client can pick the address
+ * that rate limits count. `true` (trust any peer) is refused because it is exactly that hole; a
+ * deployment behind a proxy with unknown addresses trusts one hop instead.
+ */
+function trustProxy(raw: string | undefined): false | number | string[] {
+  if (raw === undefined) return false;
+  const value = raw.trim().toLowerCase();
+  const usage = 'use a hop count (1 = the proxy in front of us), or a comma-separated list of proxy addresses, CIDR ranges and loopback, linklocal, uniquelocal; leave it unset when clients connect directly.';
+  if (value === 'false' || value === '0') return false;
+  if (value === 'true') throw new ConfigError('TRUST_PROXY', `"true" would let any client forge its address; ${usage}`);
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops > 10) throw new ConfigError('TRUST_PROXY', `${hops} hops is more than any real chain of proxies; ${usage}`);
+    return hops;
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    if (!PROXY_NAMES.includes(entry) && !isAddressOrRange(entry)) {
+      throw new ConfigError('TRUST_PROXY', `"${entry}" is not an IP address, a CIDR range or one of ${PROXY_NAMES.join(', ')}; ${usage}`);
+    }
+  }
+  return entries;
+}
+
+function flag(env: RawEnv, key: keyof RawEnv): boolean {
+  const raw = env[key]?.trim().toLowerCase();
+  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new ConfigError(key, `"${env[key]}" is not a flag; use true or false.`);
 }
 
 export function envToConfig(env: RawEnv): Readonly<Config> {
@@ -122,6 +174,8 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
     historyTtl: integer(env, 'HISTORY_TTL', 600, 1, 30 * 24 * 3600),
     secretKey: env.SECRET_KEY ?? null,
     realtimeTokenSecret: env.REALTIME_TOKEN_SECRET ?? null,
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    pkceAllowPlain: flag(env, 'PKCE_ALLOW_PLAIN'),
     prettyLogs: env.NODE_ENV !== 'production' && Boolean(process.stdout.isTTY),
     metricsToken,
   });

@@ -15,6 +15,8 @@ export interface RawEnv {
   RATE_LIMIT_PER_MINUTE?: string;
   HISTORY_SIZE?: string;
   HISTORY_TTL?: string;
+  TRUST_PROXY?: string;
+  PKCE_ALLOW_PLAIN?: string;
   NODE_ENV?: string;
   METRICS_TOKEN?: string;
 }
@@ -22,7 +24,7 @@ export interface RawEnv {
 export const ENV_KEYS = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'LOG_LEVEL', 'SECRET_KEY',
   'REALTIME_TOKEN_SECRET', 'ACCESS_TOKEN_TTL', 'REFRESH_TOKEN_TTL', 'RATE_LIMIT_PER_MINUTE',
-  'HISTORY_SIZE', 'HISTORY_TTL', 'NODE_ENV', 'METRICS_TOKEN',
+  'HISTORY_SIZE', 'HISTORY_TTL', 'TRUST_PROXY', 'PKCE_ALLOW_PLAIN', 'NODE_ENV', 'METRICS_TOKEN',
 ] as const satisfies readonly (keyof RawEnv)[];
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {

@@ -12,6 +12,8 @@ import type { TokenStore } from './token-store.js';
 export interface AuthorizeContext {
   readonly params: Params;
   readonly db: Kysely<DB>;
+  /** PKCE_ALLOW_PLAIN: whether `code_challenge_method=plain` is still taken. */
+  readonly pkceAllowPlain: boolean;
   client?: OAuthClient;
   /** Set once the redirect_uri is trusted; from then on errors go back to the client by redirect. */
   redirectUri?: string;

@@ -34,10 +34,24 @@ test('invalid values stop the start with a message naming the variable and what 
     [{ LOG_LEVEL: 'loud' }, /Invalid LOG_LEVEL: .*fatal, error/],
     [{ SECRET_KEY: 'short' }, /Invalid SECRET_KEY: is too short/],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /Invalid RATE_LIMIT_PER_MINUTE/],
+    [{ TRUST_PROXY: 'true' }, /Invalid TRUST_PROXY: "true" would let any client forge its address/],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, /Invalid TRUST_PROXY: "10.0.0.0\/33" is not an IP address, a CIDR range or one of loopback/],
+    [{ TRUST_PROXY: 'loopback, proxy.example' }, /Invalid TRUST_PROXY: "proxy.example"/],
+    [{ TRUST_PROXY: '99' }, /Invalid TRUST_PROXY: 99 hops/],
+    [{ PKCE_ALLOW_PLAIN: 'yes' }, /Invalid PKCE_ALLOW_PLAIN: "yes" is not a flag/],
   ];
   for (const [env, message] of cases) {
     assert.throws(() => envToConfig(env), (err: unknown) => err instanceof ConfigError && message.test((err as Error).message), JSON.stringify(env));
   }
+});
+
+test('TRUST_PROXY is off by default and takes a hop count or proxy addresses, ranges and names', () => {
+  assert.equal(envToConfig({}).trustProxy, false);
+  assert.equal(envToConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
+  assert.equal(envToConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
+  assert.deepEqual(envToConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8,192.168.1.7, fd00::/8' }).trustProxy, ['loopback', '10.0.0.0/8', '192.168.1.7', 'fd00::/8']);
+  assert.equal(envToConfig({}).pkceAllowPlain, false);
+  assert.equal(envToConfig({ PKCE_ALLOW_PLAIN: 'true' }).pkceAllowPlain, true);
 });
 
 test('readEnv takes only known variables and ignores empty ones', () => {

@@ -285,28 +285,54 @@ describe('authorization request validation', () => {
 });
 
 describe('PKCE', () => {
+  // RFC 9700 §2.1.1: plain only where the operator allows it (PKCE_ALLOW_PLAIN).
+  let plainAllowed: TestApp;
+  before(async () => {
+    plainAllowed = await buildTestApp({ env: { PKCE_ALLOW_PLAIN: 'true' } });
+  });
+  after(() => plainAllowed.close());
+
   for (const method of ['S256', 'plain'] as const) {
     test(`${method}: the right verifier gets tokens, a wrong or missing one does not`, async () => {
-      const f = await fixture(t);
+      const on = method === 'plain' ? plainAllowed : t;
+      const f = await fixture(on);
       const { verifier, challenge } = pkcePair(method);
       const params = { response_type: 'code', client_id: String(f.clientId), redirect_uri: REDIRECT, scope: 'oauth-user-show', code_challenge: challenge, code_challenge_method: method };
       const code = redirectParams(await consent(f.browser, params)).get('code')!;
 
-      assertOAuthError(await exchange(t, f, code), 400, 'invalid_request');
-      assertOAuthError(await exchange(t, f, code, { code_verifier: pkcePair(method).verifier }), 400, 'invalid_grant');
-      assertOAuthError(await exchange(t, f, code, { code_verifier: 'short' }), 400, 'invalid_request');
+      assertOAuthError(await exchange(on, f, code), 400, 'invalid_request');
+      assertOAuthError(await exchange(on, f, code, { code_verifier: pkcePair(method).verifier }), 400, 'invalid_grant');
+      assertOAuthError(await exchange(on, f, code, { code_verifier: 'short' }), 400, 'invalid_request');
       // A failed verification does not burn the code: the client can still redeem it.
-      const ok = await exchange(t, f, code, { code_verifier: verifier });
+      const ok = await exchange(on, f, code, { code_verifier: verifier });
       assert.equal(ok.statusCode, 200, ok.body);
     });
   }
 
-  test('code_challenge_method defaults to plain', async () => {
-    const f = await fixture(t);
+  test('with PKCE_ALLOW_PLAIN, code_challenge_method defaults to plain', async () => {
+    const f = await fixture(plainAllowed);
     const { verifier } = pkcePair('plain');
     const code = redirectParams(await consent(f.browser, { response_type: 'code', client_id: String(f.clientId), scope: 'oauth-user-show', code_challenge: verifier })).get('code')!;
-    const ok = await tokenRequest(t.app, { grant_type: 'authorization_code', client_id: String(f.clientId), client_secret: f.clientSecret, code, code_verifier: verifier });
+    const ok = await tokenRequest(plainAllowed.app, { grant_type: 'authorization_code', client_id: String(f.clientId), client_secret: f.clientSecret, code, code_verifier: verifier });
     assert.equal(ok.statusCode, 200, ok.body);
+  });
+
+  test('by default plain is refused, stated or implied by an absent method, back to the client with state', async () => {
+    const f = await fixture(t);
+    const { verifier } = pkcePair('plain');
+    for (const method of ['plain', undefined]) {
+      const res = await f.browser.get(
+        authorizeUrl({ response_type: 'code', client_id: String(f.clientId), scope: 'oauth-user-show', state: 's', code_challenge: verifier, ...(method ? { code_challenge_method: method } : {}) }),
+      );
+      const back = redirectParams(res);
+      assert.equal(back.get('error'), 'invalid_request', String(method));
+      assert.match(back.get('hint') ?? back.get('error_description') ?? '', /S256/);
+      assert.equal(back.get('state'), 's');
+    }
+    const meta = (await t.app.inject('/.well-known/oauth-authorization-server')).json();
+    assert.deepEqual(meta.code_challenge_methods_supported, ['S256']);
+    const metaPlain = (await plainAllowed.app.inject('/.well-known/oauth-authorization-server')).json();
+    assert.deepEqual(metaPlain.code_challenge_methods_supported, ['S256', 'plain']);
   });
 
   test('a code_verifier for a code issued without a challenge is refused (downgrade)', async () => {

@@ -297,7 +297,7 @@ describe('GET /.well-known/oauth-authorization-server (RFC 8414)', () => {
     assert.equal(meta.authorization_endpoint, `${base}/oauth/authorize`);
     assert.equal(meta.token_endpoint, `${base}/oauth/token`);
     assert.equal(meta.revocation_endpoint, `${base}/oauth/revoke`);
-    assert.deepEqual(meta.code_challenge_methods_supported, ['S256', 'plain']);
+    assert.deepEqual(meta.code_challenge_methods_supported, ['S256']);
     assert.deepEqual(meta.response_types_supported, ['code', 'token']);
     assert.equal(meta.scopes_supported.length, 6);
     for (const g of ['authorization_code', 'implicit', 'refresh_token', 'client_credentials']) assert.ok(meta.grant_types_supported.includes(g));

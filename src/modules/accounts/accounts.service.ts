@@ -143,6 +143,24 @@ export async function authenticate(db: Kysely<DB>, email: string, password: stri
   return user.is_active ? user : null;
 }
 
+/**
+ * Log-in backoff per account, whatever addresses the attempts come from (per-IP limits alone let a
+ * botnet try passwords on one account at full speed). The first LOGIN_FREE_FAILURES failures in a
+ * LOGIN_FAILURE_WINDOW_MS window cost nothing; after that the account takes one attempt per
+ * `loginRetryDelayMs(failures)` — doubling from 1 s, never more than LOGIN_MAX_DELAY_MS — so an
+ * attacker gets a few dozen guesses per window, and the owner, knowing the password, waits at most
+ * that long. The count decays: the window ends LOGIN_FAILURE_WINDOW_MS after its first failure.
+ */
+export const LOGIN_FREE_FAILURES = 5;
+export const LOGIN_FAILURE_WINDOW_MS = 15 * 60_000;
+export const LOGIN_MAX_DELAY_MS = 30_000;
+
+/** Milliseconds between attempts on an account with `failures` recent failed log-ins (0: no wait). */
+export function loginRetryDelayMs(failures: number): number {
+  if (failures < LOGIN_FREE_FAILURES) return 0;
+  return Math.min(1000 * 2 ** Math.min(failures - LOGIN_FREE_FAILURES, 16), LOGIN_MAX_DELAY_MS);
+}
+
 const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
 /** Starts a session; returns the cookie value (only its hash is stored). */

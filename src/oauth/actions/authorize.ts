@@ -29,7 +29,8 @@ export const AUTHORIZE_CHECKS: readonly Check<AuthorizeContext>[] = [
 ];
 
 function newContext(request: FastifyRequest, params: Params): AuthorizeContext {
-  return { params: params ?? {}, db: request.server.ctx.db, redirectUriGiven: false, scopes: [], codeChallenge: null, codeChallengeMethod: null };
+  const { db, config } = request.server.ctx;
+  return { params: params ?? {}, db, pkceAllowPlain: config.pkceAllowPlain, redirectUriGiven: false, scopes: [], codeChallenge: null, codeChallengeMethod: null };
 }
 
 /** Appends parameters to the client's redirect URI, keeping its own query (RFC 6749 §3.1.2). */

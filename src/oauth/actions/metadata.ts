@@ -16,7 +16,7 @@ export function metadataAction(request: FastifyRequest) {
     grant_types_supported: ['authorization_code', 'implicit', ...GRANT_TYPES.filter((g) => g !== 'authorization_code')],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    code_challenge_methods_supported: ['S256', 'plain'],
+    code_challenge_methods_supported: request.server.ctx.config.pkceAllowPlain ? ['S256', 'plain'] : ['S256'],
     service_documentation: `${base}/docs`,
   };
 }

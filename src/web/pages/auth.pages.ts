@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { LOCALES, OUTPUT_CURRENCIES } from '../../domain/currency.js';
 import { ValidationError } from '../../domain/errors.js';
+import { loginBackoff } from '../../http/login-backoff.js';
 import { authenticate, createAccount } from '../../modules/accounts/accounts.service.js';
 import { html } from '../html.js';
 import { fieldErrors, page } from '../layout.js';
@@ -61,13 +62,22 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
+/**
+ * Per IP (rate-limit.ts): sign-up runs scrypt on every post, log-in is where passwords are guessed.
+ * A failing counter store lets posts through rather than failing them.
+ */
+const SIGNUP_LIMIT = { max: 10, timeWindow: 15 * 60_000, skipOnError: true };
+const LOGIN_LIMIT = { max: 10, timeWindow: 60_000, skipOnError: true };
+
 export async function authPages(app: FastifyInstance): Promise<void> {
+  const backoff = loginBackoff(app);
+
   app.get('/signup', async (request, reply) => {
     const next = str((request.query as Record<string, unknown>).next);
     return reply.type('text/html; charset=utf-8').send(signupPage(reply.generateCsrf(), { next }));
   });
 
-  app.post('/signup', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/signup', { preHandler: app.csrfProtection, config: { rateLimit: SIGNUP_LIMIT } }, async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const form: SignupForm = { email: str(body.email), name: str(body.name), password: str(body.password), currency: str(body.currency), language: str(body.language), next: str(body.next) };
     try {
@@ -92,12 +102,21 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     return reply.type('text/html; charset=utf-8').send(loginPage(reply.generateCsrf(), '', next));
   });
 
-  app.post('/login', { preHandler: app.csrfProtection, config: { rateLimit: { max: 10, timeWindow: 60_000 } } }, async (request, reply) => {
+  app.post('/login', { preHandler: app.csrfProtection, config: { rateLimit: LOGIN_LIMIT } }, async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const email = str(body.email) ?? '';
     const next = str(body.next) ?? '';
+    const wait = await backoff.admit(request, email);
+    if (wait !== null) {
+      return reply
+        .status(429)
+        .header('retry-after', wait)
+        .type('text/html; charset=utf-8')
+        .send(loginPage(reply.generateCsrf(), email, next, `Too many failed log-ins for this account. Try again in ${wait} seconds.`));
+    }
     const user = await authenticate(app.ctx.db, email, str(body.password) ?? '');
     if (!user) {
+      await backoff.failed(request, email);
       return reply.status(401).type('text/html; charset=utf-8').send(loginPage(reply.generateCsrf(), email, next, 'These credentials do not match our records.'));
     }
     await logIn(app, reply, user.id);

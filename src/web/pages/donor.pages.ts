@@ -165,7 +165,7 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
 
   app.post<{ Params: { code: string } }>(
     '/r/:code',
-    { preHandler: app.csrfProtection, config: { rateLimit: { max: 30, timeWindow: 60_000 } } },
+    { preHandler: app.csrfProtection, config: { rateLimit: { max: 30, timeWindow: 60_000, skipOnError: true } } },
     async (request, reply) => {
       const streamer = await findStreamer(request.params.code);
       if (!streamer) return notFound(reply);
