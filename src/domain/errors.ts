@@ -41,7 +41,7 @@ export class NotFoundError extends DomainError {
   readonly status = 404;
 }
 
-/** 409: the request conflicts with the current state (pages and internal API only). */
+/** 409: the request conflicts with the current state (the dashboard and the CLI, which write goals, polls and variations). */
 export class ConflictError extends DomainError {
   readonly status = 409;
 }

@@ -15,11 +15,10 @@ export async function findGoal(db: Kysely<DB>, id: number): Promise<GoalRow | un
   return db.selectFrom('goals').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Newest first; `beforeId` pages back through older goals. */
-export async function listGoalRows(db: Kysely<DB>, userId: number, opts: { state: GoalState; limit: number; beforeId?: number }): Promise<GoalRow[]> {
+/** Newest first. */
+export async function listGoalRows(db: Kysely<DB>, userId: number, opts: { state: GoalState; limit: number }): Promise<GoalRow[]> {
   let query = db.selectFrom('goals').selectAll().where('user_id', '=', userId);
   if (opts.state !== 'all') query = query.where('is_active', '=', opts.state === 'active' ? 1 : 0);
-  if (opts.beforeId !== undefined) query = query.where('id', '<', opts.beforeId);
   return query.orderBy('id', 'desc').limit(opts.limit).execute();
 }
 

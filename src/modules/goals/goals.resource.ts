@@ -15,7 +15,7 @@ export interface GoalResource {
   expires_at: string | null;
 }
 
-/** What the dashboard reads (internal API, CLI): the resource plus when it ended. */
+/** What the dashboard reads (dashboard pages, CLI): the resource plus when it ended. */
 export interface GoalDetails extends GoalResource {
   ended_at: string | null;
 }

@@ -37,7 +37,6 @@ export interface GoalPatch {
 export interface GoalListOptions {
   state?: repo.GoalState;
   limit?: number;
-  beforeId?: number;
 }
 
 /** A donation as goals see it: minor units of an input currency, at its creation time. */
@@ -176,7 +175,7 @@ export async function getGoal(db: Kysely<DB>, goalId: number, opts: { userId?: n
 /** A streamer's goals, newest first; goals past their end are closed first, so the list is current. */
 export async function listGoals(db: Kysely<DB>, userId: number, opts: GoalListOptions = {}): Promise<GoalDetails[]> {
   await expireGoals(db, Date.now(), userId);
-  const rows = await repo.listGoalRows(db, userId, { state: opts.state ?? 'all', limit: Math.min(Math.max(opts.limit ?? 50, 1), 100), beforeId: opts.beforeId });
+  const rows = await repo.listGoalRows(db, userId, { state: opts.state ?? 'all', limit: Math.min(Math.max(opts.limit ?? 50, 1), 100) });
   return rows.map(toGoalDetails);
 }
 

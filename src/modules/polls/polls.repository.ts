@@ -39,11 +39,10 @@ export async function countOptions(db: Kysely<DB>, pollId: number): Promise<numb
   return Number(row.n);
 }
 
-/** Newest first; `beforeId` pages back through older polls. */
-export async function listPollRows(db: Kysely<DB>, userId: number, opts: { state: PollState; limit: number; beforeId?: number }): Promise<PollRow[]> {
+/** Newest first. */
+export async function listPollRows(db: Kysely<DB>, userId: number, opts: { state: PollState; limit: number }): Promise<PollRow[]> {
   let query = db.selectFrom('polls').selectAll().where('user_id', '=', userId);
   if (opts.state !== 'all') query = query.where('is_active', '=', opts.state === 'active' ? 1 : 0);
-  if (opts.beforeId !== undefined) query = query.where('id', '<', opts.beforeId);
   return query.orderBy('id', 'desc').limit(opts.limit).execute();
 }
 

@@ -12,7 +12,7 @@ export interface PollResource {
   options: OptionStanding[];
 }
 
-/** What the dashboard reads (internal API, CLI): the resource plus currency and times. */
+/** What the dashboard reads (dashboard pages, CLI): the resource plus currency and times. */
 export interface PollDetails extends PollResource {
   currency: string;
   started_at: string;

@@ -35,7 +35,6 @@ export interface PollPatch {
 export interface PollListOptions {
   state?: repo.PollState;
   limit?: number;
-  beforeId?: number;
 }
 
 /** A donation's vote, as `createDonation` passes it on. */
@@ -203,7 +202,7 @@ export async function getActivePoll(db: Kysely<DB>, userId: number): Promise<Pol
 
 /** A streamer's polls, newest first, each with its options. */
 export async function listPolls(db: Kysely<DB>, userId: number, opts: PollListOptions = {}): Promise<PollDetails[]> {
-  const polls = await repo.listPollRows(db, userId, { state: opts.state ?? 'all', limit: Math.min(Math.max(opts.limit ?? 50, 1), 100), beforeId: opts.beforeId });
+  const polls = await repo.listPollRows(db, userId, { state: opts.state ?? 'all', limit: Math.min(Math.max(opts.limit ?? 50, 1), 100) });
   const options = await repo.optionsOf(db, polls.map((p) => p.id));
   return polls.map((p) => toPollDetails(p, options.filter((o) => o.poll_id === p.id)));
 }
