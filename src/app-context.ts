@@ -4,6 +4,7 @@ import type { Secrets } from './config/secrets.js';
 import type { Database } from './db/database.js';
 import type { DB } from './db/schema.js';
 import type { Metrics } from './metrics/metrics.js';
+import type { NodeRegistry } from './ops/node-registry.js';
 import type { UserRow } from './modules/accounts/accounts.table.js';
 import type { TokenStore } from './oauth/token-store.js';
 import type { Realtime } from './realtime/setup.js';
@@ -20,6 +21,8 @@ export interface AppContext {
   realtime: Realtime;
   /** Counters and timings for GET /metrics; a no-op while METRICS_TOKEN is unset. */
   metrics: Metrics;
+  /** PostgreSQL: the nodes sharing the database (heartbeats); null on SQLite, where one server holds the file. */
+  nodes: NodeRegistry | null;
 }
 
 declare module 'fastify' {

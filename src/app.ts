@@ -11,6 +11,7 @@ import { registerBodyParsers } from './http/body-parsers.js';
 import { errorHandler, jsonUnlessHtmlAsked, notFoundHandler } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { noMetrics, type Metrics } from './metrics/metrics.js';
+import { NodeRegistry } from './ops/node-registry.js';
 import { registerJsonContentType } from './http/json-content-type.js';
 import { proxyTrust } from './http/proxy-trust.js';
 import { loggingOptions, registerRequestIdHeader } from './http/request-log.js';
@@ -58,7 +59,12 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     app.addHook('onClose', async () => stops.forEach((stop) => stop()));
   }
   const realtime = await setUpRealtime(app, config, database, tokens, secrets.realtimeTokenSecret, metrics);
-  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime, metrics };
+  const nodes = database.dialect === 'postgres' ? new NodeRegistry(database.db, config, app.log) : null;
+  if (nodes) {
+    app.addHook('onReady', async () => nodes.start());
+    app.addHook('onClose', async () => nodes.stop());
+  }
+  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime, metrics, nodes };
   app.decorate('ctx', ctx);
 
   // Shared by every surface, so registered at the root: the request id header, the JSON content type (INTEROP §1), the

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config/config.js';
 import { secretsFileExisted } from './config/secrets.js';
+import { acquireServerLock } from './ops/server-lock.js';
 
 /**
  * Listens and shuts down gracefully: on SIGTERM/SIGINT stop accepting, let in-flight requests
@@ -9,8 +10,17 @@ import { secretsFileExisted } from './config/secrets.js';
  */
 export async function startServer(config: Readonly<Config>): Promise<FastifyInstance> {
   const firstStart = config.secretKey === null && !secretsFileExisted(config.dataDir);
-  const app = await buildApp(config);
-  await app.listen({ port: config.port, host: config.host });
+  // SQLite: one server per file, refused before anything is opened (src/ops/server-lock.ts).
+  const lock = config.database.dialect === 'sqlite' ? acquireServerLock(config.database.file, 'an OpenAlerts server') : null;
+  let app: FastifyInstance;
+  try {
+    app = await buildApp(config);
+    app.addHook('onClose', async () => lock?.release());
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
 
   const where = config.database.dialect === 'sqlite' ? `SQLite ${config.database.file}` : 'PostgreSQL';
   process.stderr.write(
@@ -18,6 +28,8 @@ export async function startServer(config: Readonly<Config>): Promise<FastifyInst
       `  API ${config.publicUrl}/api/v1 · OAuth ${config.publicUrl}/oauth/authorize · real-time ${config.publicUrl.replace(/^http/, 'ws')}/connection/websocket\n` +
       `  storage: ${where}${firstStart ? ` · new secret key written to ${config.dataDir}/secret.key (back it up)` : ''}\n\n`,
   );
+  const clusterWarning = app.ctx.nodes?.status.warning;
+  if (clusterWarning) process.stderr.write(`!!! WARNING — EVENTS WILL BE LOST: ${clusterWarning}\n\n`);
 
   let closing = false;
   const shutdown = async (signal: string) => {

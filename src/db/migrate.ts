@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type MigrationResult } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Kysely, type MigrationResult } from 'kysely';
 import { dialectOf } from './dialect.js';
 import { migrations } from './migrations/index.js';
 
@@ -24,4 +24,31 @@ export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResult[
     throw new MigrationError(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? error}`, { cause: error });
   }
   return results ?? [];
+}
+
+export interface MigrationStatus {
+  /** Migrations of this version not applied to the database yet. */
+  pending: string[];
+  /** Applied migrations this version does not know: a newer version migrated the database. */
+  unknown: string[];
+}
+
+/** How the database's schema compares with this version's migrations (/readyz, restore checks). */
+export async function migrationStatus(db: Kysely<any>): Promise<MigrationStatus> {
+  const schema = await currentSchema(db);
+  const table = schema ? db.withSchema(schema) : db;
+  let applied: string[];
+  try {
+    applied = (await table.selectFrom(DEFAULT_MIGRATION_TABLE).select('name').execute()).map((r: { name: string }) => r.name);
+  } catch (err) {
+    if (await hasMigrationTable(db, schema)) throw err;
+    applied = []; // nothing was ever migrated here
+  }
+  const known = Object.keys(migrations);
+  return { pending: known.filter((name) => !applied.includes(name)), unknown: applied.filter((name) => !known.includes(name)) };
+}
+
+async function hasMigrationTable(db: Kysely<any>, schema: string | undefined): Promise<boolean> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  return tables.some((t) => t.name === DEFAULT_MIGRATION_TABLE && (schema === undefined || t.schema === schema));
 }

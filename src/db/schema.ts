@@ -12,7 +12,8 @@ import type { OAuthTables } from '../oauth/oauth.table.js';
 import type { GoalTables } from '../modules/goals/goals.table.js';
 import type { PollTables } from '../modules/polls/polls.table.js';
 import type { WidgetTables } from '../modules/widgets/widgets.table.js';
+import type { ServerNodeTables } from '../ops/server-nodes.table.js';
 
 /** The whole database, composed from each feature's own table file. */
 export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables, CustomAlertTables,
-    MerchantTables, MerchandiseTables, SaleTables, BalanceTables, GoalTables, PollTables, WidgetTables {}
+    MerchantTables, MerchandiseTables, SaleTables, BalanceTables, GoalTables, PollTables, WidgetTables, ServerNodeTables {}

@@ -20,5 +20,6 @@ export function observedBroker(broker: Broker, metrics: Metrics): Broker {
     history: (channel: string, opts?: HistoryOptions) => counted('history', broker.history(channel, opts)),
     removeHistory: (channel: string) => broker.removeHistory(channel),
     close: () => broker.close(),
+    connected: () => broker.connected(),
   };
 }

@@ -72,6 +72,10 @@ export class MemoryBroker implements Broker {
     if (s) s.pubs.length = 0;
   }
 
+  connected(): boolean {
+    return true;
+  }
+
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.handler = null;

@@ -151,6 +151,10 @@ export class RedisBroker implements Broker {
     await this.cmd.del(this.streamKey(channel));
   }
 
+  connected(): boolean {
+    return this.cmd.status === 'ready' && this.sub.status === 'ready';
+  }
+
   async close(): Promise<void> {
     this.handler = null;
     await Promise.allSettled([closeRedis(this.sub), this.ownsCmd ? closeRedis(this.cmd) : Promise.resolve()]);

@@ -59,6 +59,8 @@ export interface Broker {
   history(channel: string, opts?: HistoryOptions): Promise<HistoryResult>;
   removeHistory(channel: string): Promise<void>;
   close(): Promise<void>;
+  /** Whether publications can flow now (/readyz): always for memory; Redis when both connections are up. */
+  connected(): boolean;
 }
 
 /** Random epoch: 12 base-36 chars, never containing ':' (the Redis wire format relies on it). */

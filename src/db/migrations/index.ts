@@ -6,6 +6,7 @@ import * as customAlerts from './0004_custom_alerts.js';
 import * as goalsPolls from './0005_goals_polls.js';
 import * as widgets from './0006_widgets.js';
 import * as oauthExtra from './0007_oauth_extra.js';
+import * as serverNodes from './0012_server_nodes.js';
 
 /**
  * Every migration, in order. One set for SQLite and PostgreSQL; names sort lexically, so keep the
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005_goals_polls': goalsPolls,
   '0006_widgets': widgets,
   '0007_oauth_extra': oauthExtra,
+  '0012_server_nodes': serverNodes,
 };
