@@ -9,6 +9,9 @@
 //   and loading them one by one was a quarter of the server's start-up CPU. Both are plain
 //   JavaScript with no files of their own to read and no state shared with other packages, and
 //   the bundle is made from the version package-lock.json installed, at every build.
+//   A package's subpaths that our files import (`typebox/compile`, the validator the Merchandise
+//   API runs its schemas through) go into the package's one bundle, so their shared internals are
+//   read once.
 //
 // esbuild transpiles without type checking (`npm run typecheck` does that; `isolatedModules` in
 // tsconfig.json keeps every file transpilable on its own), in about a second, which is why
@@ -22,7 +25,9 @@ import * as esbuild from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
-const VENDORED = ['kysely', 'typebox'];
+// Package → the import paths its bundle serves (their exports must not clash).
+const VENDORED = { kysely: ['kysely'], typebox: ['typebox', 'typebox/compile'] };
+const bundleOf = (importPath) => Object.keys(VENDORED).find((name) => VENDORED[name].includes(importPath));
 const common = { format: 'esm', platform: 'node', target: 'node20.19', sourcemap: 'linked', logLevel: 'warning' };
 
 const sources = [];
@@ -44,9 +49,10 @@ function eachFileAlone(outdir) {
     setup(build) {
       build.onResolve({ filter: /.*/ }, (args) => {
         if (args.kind === 'entry-point') return null;
-        if (!VENDORED.includes(args.path)) return { path: args.path, external: true };
+        const name = bundleOf(args.path);
+        if (!name) return { path: args.path, external: true };
         const builtDir = path.dirname(path.join(outdir, path.relative(src, args.importer)));
-        const bundle = path.relative(builtDir, path.join(outdir, 'vendor', `${args.path}.js`)).split(path.sep).join('/');
+        const bundle = path.relative(builtDir, path.join(outdir, 'vendor', `${name}.js`)).split(path.sep).join('/');
         return { path: bundle.startsWith('.') ? bundle : `./${bundle}`, external: true };
       });
     },
@@ -69,11 +75,12 @@ try {
     // and an installed package (which ships no src/) can still do that.
     sourcesContent: true,
   });
-  for (const name of VENDORED) {
+  for (const [name, entries] of Object.entries(VENDORED)) {
     const hasDefault = 'default' in (await import(name));
+    const contents = entries.map((entry) => `export * from '${entry}';`).join(' ') + (hasDefault ? ` export { default } from '${name}';` : '');
     await esbuild.build({
       ...common,
-      stdin: { contents: `export * from '${name}';${hasDefault ? ` export { default } from '${name}';` : ''}`, resolveDir: root, sourcefile: `vendor/${name}.js` },
+      stdin: { contents, resolveDir: root, sourcefile: `vendor/${name}.js` },
       bundle: true,
       // Their doc comments are most of their text: without them there is half as much to read and parse.
       minifyWhitespace: true,

@@ -300,6 +300,45 @@ describe('validation (spec 4.4 table)', () => {
     const res = await w.call('POST', '/api/v1/merchandise', { merchant_identifier: w.merchant.identifier, is_active: '5' });
     assert.equal(res.statusCode, 400);
     assert.deepEqual(Object.keys(res.json().errors).sort(), ['currency', 'is_active', 'merchandise_identifier', 'price_service', 'price_user', 'title']);
+    // More problems than one validator call lists: every one is still reported, nested ones dotted.
+    const many = await w.call('POST', '/api/v1/merchandise', {
+      merchant_identifier: 'x'.repeat(256),
+      title: { xx_XX: 'a', ru_RU: 'x'.repeat(1025) },
+      is_active: '5',
+      is_percentage: 'yes',
+      currency: 'KZT',
+      price_user: '1.005',
+      price_service: 'ten',
+      url: 'javascript:alert(1)',
+      img_url: 'ftp://a.example/i.png',
+      end_at_ts: '-5',
+    });
+    assert.equal(many.statusCode, 400);
+    const errors = many.json().errors as Record<string, string[]>;
+    assert.deepEqual(Object.keys(errors).sort(), [
+      'currency', 'end_at_ts', 'img_url', 'is_active', 'is_percentage', 'merchandise_identifier', 'merchant_identifier',
+      'price_service', 'price_user', 'title.en_US', 'title.ru_RU', 'title.xx_XX', 'url',
+    ]);
+    assert.deepEqual(errors.price_user, ['The price_user field must have at most two decimal places.']);
+    assert.deepEqual(errors.url, ['The url field must be a valid http or https URL.']);
+    assert.deepEqual(errors['title.en_US'], ['The title.en_US field is required.']);
+    assert.match(errors['title.xx_XX']![0]!, /xx_XX is not accepted.*en_US/);
+  });
+
+  test('JSON numbers are accepted for text fields and numeric text for number fields; null clears like an empty string', async () => {
+    const created = await w.call('POST', '/api/v1/merchandise', merchandiseParams(w, { merchandise_identifier: 123456, price_user: 5.5, price_service: '0.10', url: 'https://a.example/x' }), { encoding: 'json' });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(created.json().data.identifier, '123456');
+    assert.equal(created.json().data.price_service, 0.1);
+    const cleared = await w.call('PUT', `/api/v1/merchandise/${created.json().data.id}`, { url: null }, { encoding: 'json' });
+    assert.equal(cleared.statusCode, 200, cleared.body);
+    assert.equal(cleared.json().data.url, null);
+  });
+
+  test('a bad signature is refused before the body is validated', async () => {
+    const res = await w.call('POST', '/api/v1/merchandise', { is_active: '5', signature: 'f'.repeat(64) });
+    assert.equal(res.statusCode, 403);
+    assert.deepEqual(res.json(), { message: 'Invalid signature.' });
   });
 });
 

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { MessageBody } from '../../api/schemas.js';
-import { ValidationError } from '../../domain/errors.js';
-import { bodyOf, signedRoute } from '../merchants/signed-route.js';
+import type { Static } from 'typebox';
+import { signedRoute } from '../merchants/signed-route.js';
 import { salesRoutes } from '../sales/sales.routes.js';
-import { readMerchandiseInput, readPathIdentifiers } from './merchandise.input.js';
+import { toMerchandiseInput } from './merchandise.input.js';
 import {
   CreateMerchandiseBody,
   MerchandiseIdentifierParams,
@@ -19,7 +19,7 @@ import { userIdByPromocode } from './promocodes.js';
 
 /** Spec 4.4–4.8 (the Merchandise API), mounted under /api/v1. */
 export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
-  app.post(
+  app.post<{ Body: Static<typeof CreateMerchandiseBody> }>(
     '/merchandise',
     signedRoute(app, {
       summary: 'Create merchandise (4.4)',
@@ -28,12 +28,12 @@ export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
       response: { 201: { ...MerchandiseReply, description: 'Created.' } },
     }),
     async (request, reply) => {
-      const input = readMerchandiseInput(bodyOf(request.body), 'create');
+      const input = toMerchandiseInput(request.body);
       return reply.status(201).send({ data: await createMerchandise(app.ctx.db, request.merchantClientId!, input) });
     },
   );
 
-  app.put<{ Params: { id: string } }>(
+  app.put<{ Params: Static<typeof MerchandiseIdParams>; Body: Static<typeof UpdateMerchandiseBody> }>(
     '/merchandise/:id',
     signedRoute(app, {
       summary: 'Update merchandise by id (4.5)',
@@ -43,9 +43,8 @@ export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
       response: { 200: { ...MerchandiseReply, description: 'Updated.' }, 404: { ...MessageBody, description: 'No merchandise with this id.' } },
     }),
     async (request, reply) => {
-      if (!/^\d{1,15}$/.test(request.params.id)) throw ValidationError.field('id', 'The id must be an integer.');
-      const input = readMerchandiseInput(bodyOf(request.body), 'update');
-      return reply.status(200).send({ data: await updateMerchandise(app.ctx.db, request.merchantClientId!, Number(request.params.id), input) });
+      const input = toMerchandiseInput(request.body);
+      return reply.status(200).send({ data: await updateMerchandise(app.ctx.db, request.merchantClientId!, request.params.id, input) });
     },
   );
 
@@ -58,20 +57,20 @@ export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
     response: { 200: { ...MerchandiseReply, description: 'Updated.' }, 201: { ...MerchandiseReply, description: 'Created.' } },
   });
   for (const method of ['PUT', 'POST'] as const) {
-    app.route<{ Params: { merchant_identifier: string; merchandise_identifier: string } }>({
+    app.route<{ Params: Static<typeof MerchandiseIdentifierParams>; Body: Static<typeof UpsertMerchandiseBody> }>({
       ...upsert,
       method,
       url: '/merchandise/:merchant_identifier/:merchandise_identifier',
       handler: async (request, reply) => {
-        const path = readPathIdentifiers(request.params.merchant_identifier, request.params.merchandise_identifier);
-        const input = readMerchandiseInput(bodyOf(request.body), 'upsert');
-        const { resource, created } = await upsertMerchandise(app.ctx.db, request.merchantClientId!, path.merchantIdentifier, path.identifier, input);
+        const { merchant_identifier, merchandise_identifier } = request.params;
+        const input = toMerchandiseInput(request.body);
+        const { resource, created } = await upsertMerchandise(app.ctx.db, request.merchantClientId!, merchant_identifier, merchandise_identifier, input);
         return reply.status(created ? 201 : 200).send({ data: resource });
       },
     });
   }
 
-  app.get<{ Querystring: Record<string, unknown> }>(
+  app.get<{ Querystring: Static<typeof PromocodeQuery> }>(
     '/merchandise/user',
     signedRoute(app, {
       summary: 'User id from a promocode (4.7)',

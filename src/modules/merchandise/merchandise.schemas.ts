@@ -1,16 +1,17 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { stringEnum } from '../../api/schemas.js';
 import { INPUT_CURRENCIES, LOCALES } from '../../domain/currency.js';
-import { MERCHANDISE_LIMITS } from './merchandise.input.js';
+import { clearable, flag, httpUrl, money } from '../merchants/signed-input.js';
+import { MAX_TIMESTAMP, MERCHANDISE_LIMITS } from './merchandise.input.js';
 
 /**
- * Merchandise API schemas (spec 4.4–4.7), for the OpenAPI document only: these routes validate
- * with `readMerchandiseInput` after the signature check, so the schemas describe what that accepts
- * without ever being run against a request.
+ * Merchandise API schemas (spec 4.4–4.7): the OpenAPI document and the validator
+ * (merchants/signed-input.ts, after the signature check) both read these. Empty values count as
+ * not given, so for a required field they fail as missing and a clearable field (`url`, `img_url`,
+ * `end_at_ts`) sent empty is cleared.
  */
 
 const nullable = (schema: TSchema, description: string) => Type.Union([schema, Type.Null()], { description });
-const flag = (description: string) => Type.Integer({ minimum: 0, maximum: 1, default: 0, description });
 
 export const SignatureField = Type.String({
   description: 'Lowercase hex SHA-256 of every other parameter value (strings as received, nested values flattened) sorted, concatenated, followed by the client secret (spec 5.5, INTEROP §3).',
@@ -25,18 +26,20 @@ const Title = Type.Object(Object.fromEntries(LOCALES.map((locale) => [locale, lo
 const merchandiseFields = {
   title: Title,
   is_active: Type.Optional(flag('1 makes the merchandise available for purchase; default 0.')),
-  is_percentage: Type.Optional(flag('0: `price_user` / `price_service` are amounts in `currency` per item; 1: percentages of the sale `amount`. Default 0.')),
+  is_percentage: Type.Optional(flag('0: `price_user` / `price_service` are amounts in `currency` per item; 1: percentages of the sale `amount` (at most 100). Default 0.')),
   currency: stringEnum(INPUT_CURRENCIES, { description: 'Currency revenue is calculated in.' }),
-  price_user: Type.Number({ minimum: 0, description: 'Streamer revenue per sale.' }),
-  price_service: Type.Number({ minimum: 0, description: 'Service revenue per sale.' }),
+  price_user: money('Streamer revenue per sale, at most two decimals.'),
+  price_service: money('Service revenue per sale, at most two decimals.'),
   url: Type.Optional(
-    Type.String({
-      maxLength: MERCHANDISE_LIMITS.url,
-      description: `Merchandise page, an http(s) URL of at most ${MERCHANDISE_LIMITS.url} characters; may contain \`{user_id}\` and \`{user_merchandise_promocode}\`. Empty clears it.`,
-    }),
+    clearable(
+      httpUrl(
+        MERCHANDISE_LIMITS.url,
+        `Merchandise page, an http(s) URL of at most ${MERCHANDISE_LIMITS.url} characters; may contain \`{user_id}\` and \`{user_merchandise_promocode}\`. Empty clears it.`,
+      ),
+    ),
   ),
-  img_url: Type.Optional(Type.String({ maxLength: MERCHANDISE_LIMITS.url, description: `Image, an http(s) URL of at most ${MERCHANDISE_LIMITS.url} characters. Empty clears it.` })),
-  end_at_ts: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix time (seconds) when the merchandise becomes inactive. Empty clears it.' })),
+  img_url: Type.Optional(clearable(httpUrl(MERCHANDISE_LIMITS.url, `Image, an http(s) URL of at most ${MERCHANDISE_LIMITS.url} characters. Empty clears it.`))),
+  end_at_ts: Type.Optional(clearable(Type.Integer({ minimum: 0, maximum: MAX_TIMESTAMP, description: 'Unix time (seconds) when the merchandise becomes inactive. Empty clears it.' }))),
   signature: SignatureField,
 };
 
@@ -56,7 +59,10 @@ export const UpdateMerchandiseBody = Type.Object({ ...Type.Partial(Type.Object(u
 /** 4.6: the identifiers come from the path (and are not signed). */
 export const UpsertMerchandiseBody = Type.Object(merchandiseFields);
 
-export const MerchandiseIdParams = Type.Object({ id: Type.Integer({ minimum: 1, description: 'The service’s merchandise id.' }) });
+/** What any of the three bodies may set. */
+export type MerchandiseBody = Static<typeof UpdateMerchandiseBody>;
+
+export const MerchandiseIdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The service’s merchandise id.' }) });
 
 export const MerchandiseIdentifierParams = Type.Object({
   merchant_identifier: Type.String({ maxLength: 255, description: 'Your merchant’s identifier in the service (not signed).' }),
@@ -64,7 +70,7 @@ export const MerchandiseIdentifierParams = Type.Object({
 });
 
 export const PromocodeQuery = Type.Object({
-  promocode: Type.String({ description: 'The streamer’s advertising promocode.' }),
+  promocode: Type.String({ maxLength: 255, description: 'The streamer’s advertising promocode (any case).' }),
   signature: SignatureField,
 });
 

@@ -14,10 +14,7 @@ export function normalizePromocode(promocode: string): string {
 }
 
 /** 4.7: the streamer behind an advertising promocode (case-insensitive); unknown → 400. */
-export async function userIdByPromocode(db: Kysely<DB>, promocode: unknown): Promise<number> {
-  if (promocode === undefined || promocode === null || promocode === '') throw ValidationError.field('promocode', 'The promocode field is required.');
-  if (typeof promocode !== 'string') throw ValidationError.field('promocode', 'The promocode field must be a string.');
-  if (promocode.length > 255) throw ValidationError.field('promocode', 'The promocode field must not be greater than 255 characters.');
+export async function userIdByPromocode(db: Kysely<DB>, promocode: string): Promise<number> {
   const user = await findUserByPromocode(db, promocode);
   if (!user || !user.is_active) throw ValidationError.field('promocode', 'The selected promocode is invalid.');
   return user.id;

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { bodyOf, signedRoute } from '../merchants/signed-route.js';
-import { readSaleInput } from './sales.input.js';
+import { signedRoute } from '../merchants/signed-route.js';
+import { toSaleInput } from './sales.input.js';
 import { SaleBody, SaleReply } from './sales.schemas.js';
 import { recordSale } from './sales.service.js';
 
 export async function salesRoutes(app: FastifyInstance): Promise<void> {
-  app.post(
+  app.post<{ Body: SaleBody }>(
     '/merchandise_sale',
     signedRoute(app, {
       summary: 'Report a merchandise sale (4.8)',
@@ -15,7 +15,7 @@ export async function salesRoutes(app: FastifyInstance): Promise<void> {
       response: { 200: { ...SaleReply, description: 'An identical retry: the original sale.' }, 201: { ...SaleReply, description: 'Recorded.' } },
     }),
     async (request, reply) => {
-      const input = readSaleInput(bodyOf(request.body));
+      const input = toSaleInput(request.body);
       const { resource, created } = await recordSale(app.ctx.db, request.merchantClientId!, input);
       return reply.status(created ? 201 : 200).send({ data: resource });
     },

@@ -1,0 +1,205 @@
+import { Type, type Static, type TObject, type TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { ValidationError } from '../../domain/errors.js';
+import { MAX_MINOR } from '../../domain/money.js';
+
+/**
+ * Validation of Merchandise API parameters from the route's TypeBox schemas — the same schemas
+ * the OpenAPI document shows, so the two cannot disagree. It runs after the signature check, on a
+ * copy: the signature covers the values exactly as received (INTEROP §3), and those are never
+ * touched.
+ *
+ * Every problem is reported at once, in Laravel's words and shape (INTEROP §1:
+ * `{message, errors: {field: [...]}}`, nested fields dotted: `title.en_US`).
+ *
+ * Wire rules, the same for form, multipart and JSON bodies and the query string:
+ * - an empty string or null is "not given" (Laravel's ConvertEmptyStringsToNull) — a required
+ *   field then fails as missing; a field whose schema admits null is cleared;
+ * - numeric fields take a number or its decimal text (`12`, `12.50`): form bodies carry only text;
+ *   text fields take a JSON number as its decimal text (`external_id: 123`);
+ * - parameters the schema does not name are signed but otherwise ignored.
+ */
+
+type JsonSchema = Record<string, unknown> & { type?: unknown; anyOf?: JsonSchema[]; properties?: Record<string, JsonSchema>; additionalProperties?: unknown };
+
+// Field types with their own wording in errors.
+const HTTP_URL = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+\\S*$';
+const PATTERN_MESSAGES: Record<string, string> = { [HTTP_URL]: 'must be a valid http or https URL' };
+
+/** An http(s) URL of at most `maxLength` characters. */
+export const httpUrl = (maxLength: number, description: string) => Type.String({ maxLength, pattern: HTTP_URL, description });
+
+/** A non-negative amount with at most two decimals (the minor unit, spec §2 currencies). */
+export const money = (description: string) => Type.Number({ minimum: 0, maximum: MAX_MINOR / 100, multipleOf: 0.01, description });
+
+/** A `money` value, once validated, in minor units (rounding only removes binary noise: 0.29 × 100). */
+export const toMinorUnits = (value: number): number => Math.round(value * 100);
+
+/** A 0/1 flag (spec §3). */
+export const flag = (description: string) => Type.Integer({ minimum: 0, maximum: 1, default: 0, description });
+
+/**
+ * A field that may be cleared: null (or an empty string, by the wire rules above) clears it. One
+ * schema with a type list (not a union), so the document shows its limits where readers look.
+ */
+export const clearable = <T extends TSchema>(schema: T) => {
+  const { type, ...rest } = schema as unknown as JsonSchema;
+  return Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'] });
+};
+
+const DECIMAL_TEXT = /^\s*-?\d{1,20}(\.\d{1,20})?\s*$/;
+
+function admits(schema: JsonSchema, type: string): boolean {
+  if (schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type))) return true;
+  return Array.isArray(schema.anyOf) && schema.anyOf.some((branch) => admits(branch, type));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The wire rules: a new object holding what the schema names, empty values dropped, numeric text as numbers. */
+function normalize(schema: JsonSchema, params: Record<string, unknown>, keepUnknown: boolean): Record<string, unknown> {
+  const properties = schema.properties ?? {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(params)) {
+    const property = properties[key];
+    if (!property) {
+      if (keepUnknown) out[key] = value;
+      continue;
+    }
+    if (value === undefined || value === null || value === '') {
+      if (admits(property, 'null')) out[key] = null;
+      continue;
+    }
+    const numeric = admits(property, 'number') || admits(property, 'integer');
+    if (typeof value === 'string' && numeric && DECIMAL_TEXT.test(value)) out[key] = Number(value);
+    else if (typeof value === 'number' && Number.isFinite(value) && !numeric && admits(property, 'string')) out[key] = String(value);
+    else if (isPlainObject(value) && admits(property, 'object')) out[key] = normalize(property, value, property.additionalProperties === false);
+    else out[key] = value;
+  }
+  return out;
+}
+
+function resolve(schema: JsonSchema, pointer: string): JsonSchema | undefined {
+  let node: unknown = schema;
+  for (const part of pointer.replace(/^#\/?/, '').split('/').filter(Boolean)) {
+    node = isPlainObject(node) || Array.isArray(node) ? (node as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+  }
+  return isPlainObject(node) ? (node as JsonSchema) : undefined;
+}
+
+function fieldOf(instancePath: string, child?: string): string {
+  const parts = instancePath.split('/').slice(1).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (child !== undefined) parts.push(child);
+  return parts.join('.');
+}
+
+const ARTICLE: Record<string, string> = { string: 'a string', integer: 'an integer', number: 'a number', array: 'an array', boolean: 'true or false' };
+
+interface Issue {
+  keyword: string;
+  schemaPath: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+}
+
+/** Laravel's wording for one schema failure; null for failures another message already covers. */
+function describe(schema: JsonSchema, issue: Issue, field: string): string | null {
+  const p = issue.params;
+  switch (issue.keyword) {
+    case 'required':
+      return `The ${field} field is required.`;
+    case 'type': {
+      const type = String(Array.isArray(p.type) ? p.type.find((t) => t !== 'null') : p.type); // clearable: the non-null type
+      if (type !== 'object') return `The ${field} field must be ${ARTICLE[type] ?? `of type ${type}`}.`;
+      const object = resolve(schema, issue.schemaPath);
+      const first = (object?.required as string[] | undefined)?.[0] ?? Object.keys(object?.properties ?? {})[0] ?? 'key';
+      return `The ${field} field must be an array of values keyed like ${field}[${first}].`;
+    }
+    case 'enum':
+      return `The selected ${field} is invalid; use one of ${(p.allowedValues as unknown[]).join(', ')}.`;
+    case 'maxLength':
+      return `The ${field} field must not be greater than ${String(p.limit)} characters.`;
+    case 'minLength':
+      return `The ${field} field must be at least ${String(p.limit)} characters.`;
+    case 'minimum':
+    case 'exclusiveMinimum':
+      return `The ${field} field must be at least ${String(p.limit)}.`;
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return `The ${field} field must not be greater than ${String(p.limit)}.`;
+    case 'multipleOf':
+      return p.multipleOf === 0.01 ? `The ${field} field must have at most two decimal places.` : `The ${field} field must be a multiple of ${String(p.multipleOf)}.`;
+    case 'pattern':
+      return `The ${field} field ${PATTERN_MESSAGES[String(p.pattern)] ?? 'format is invalid'}.`;
+    case 'boolean': {
+      // `additionalProperties: false` names each unknown key: say which keys are accepted.
+      const parent = resolve(schema, issue.schemaPath.replace(/\/additionalProperties$/, ''));
+      const keys = Object.keys(parent?.properties ?? {});
+      const key = field.slice(field.lastIndexOf('.') + 1);
+      return keys.length ? `The key ${key} is not accepted here; use one of ${keys.join(', ')}.` : `The ${field} field is not accepted.`;
+    }
+    case 'additionalProperties':
+      return null; // reported key by key ('boolean' above)
+    default:
+      return `The ${field} field is invalid.`;
+  }
+}
+
+export type Problems = Record<string, string[]>;
+
+/** A compiled check of one part of a request (body, query or path) against its schema. */
+export interface ParamsCheck<T extends TObject> {
+  /** The normalized parameters, or every problem found. */
+  run(params: unknown): { value: Static<T>; problems: null } | { value: null; problems: Problems };
+}
+
+/**
+ * Compiled once per route. Problems are collected property by property (each has its own
+ * validator): TypeBox stops listing errors after a few per call, and one bad title must not hide
+ * a missing price.
+ */
+export function paramsCheck<T extends TObject>(schema: T): ParamsCheck<T> {
+  const whole = Compile(schema);
+  const json = schema as unknown as JsonSchema;
+  const required = new Set((json.required as string[] | undefined) ?? []);
+  const properties = Object.entries(json.properties ?? {}).map(([key, property]) => ({ key, property, validator: Compile(property as unknown as TSchema) }));
+  return {
+    run(params) {
+      const value = normalize(json, isPlainObject(params) ? params : {}, false);
+      if (whole.Check(value)) return { value: value as Static<T>, problems: null };
+      const problems: Problems = {};
+      for (const { key, property, validator } of properties) {
+        if (value[key] === undefined) {
+          if (required.has(key)) problems[key] = [`The ${key} field is required.`];
+          continue;
+        }
+        if (validator.Check(value[key])) continue;
+        for (const issue of validator.Errors(value[key]) as unknown as Issue[]) {
+          const names = issue.keyword === 'required' ? (issue.params.requiredProperties as string[]) : [undefined];
+          for (const name of names) {
+            const field = fieldOf(`/${key.replace(/~/g, '~0').replace(/\//g, '~1')}${issue.instancePath}`, name);
+            const message = problems[field]?.length && issue.keyword === 'anyOf' ? null : describe(property, issue, field);
+            if (message && !problems[field]?.includes(message)) (problems[field] ??= []).push(message);
+          }
+        }
+      }
+      return { value: null, problems };
+    },
+  };
+}
+
+/** Runs several checks (path, query, body) and throws one ValidationError listing every problem. */
+export function checkAll(parts: ReadonlyArray<[check: ParamsCheck<TObject> | undefined, params: unknown, assign: (value: unknown) => void]>): void {
+  let problems: Problems | null = null;
+  const values: Array<[(value: unknown) => void, unknown]> = [];
+  for (const [check, params, assign] of parts) {
+    if (!check) continue;
+    const result = check.run(params);
+    if (result.problems) problems = { ...(problems ?? {}), ...result.problems };
+    else values.push([assign, result.value]);
+  }
+  if (problems) throw new ValidationError(problems);
+  for (const [assign, value] of values) assign(value);
+}
