@@ -1,28 +1,34 @@
 import { Type, type TSchema } from 'typebox';
 import { htmlPage, noBody, stringEnum } from '../api/schemas.js';
 import { GRANT_TYPES } from './checks/grant-type-supported.js';
+import { PARAMETERS, type ParameterName } from './params.js';
 import { ALL_SCOPES } from './scopes.js';
 
 /**
- * Schemas of the authorization server's endpoints, for the OpenAPI document only: the routes run
- * them through `documentationOnly`, since the ordered OAuth checks validate every parameter and
- * answer in RFC 6749 / league-Passport shapes (INTEROP §4).
+ * Schemas of the authorization server's endpoints for the OpenAPI document, built from the
+ * parameter schemas `stringParam` validates with (params.ts), so a documented limit is the limit
+ * enforced. Fastify's validator stays off (`documentationOnly`): the ordered OAuth checks read the
+ * parameters and answer in RFC 6749 / league-Passport shapes (INTEROP §4), which a generic 400
+ * would not.
  */
 
-const ClientId = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[1-9][0-9]*$' })], {
+/** A documented parameter: its schema from params.ts plus what the document says about it. */
+const param = (name: ParameterName, extra: Record<string, unknown> = {}) => Type.Unsafe<string>({ ...PARAMETERS[name], ...extra });
+
+const ClientId = Type.Union([Type.Integer({ minimum: 1 }), param('client_id', { pattern: '^[1-9][0-9]*$' })], {
   description: 'The application’s id; a number or its decimal text.',
 });
 const SCOPE_DESCRIPTION = `Scopes, space-, \`+\`- or \`%20\`-delimited (repeated keys and \`scope[0]=…\` also work): ${ALL_SCOPES.map((s) => `\`${s}\``).join(', ')}.`;
-const Scope = Type.String({ description: SCOPE_DESCRIPTION });
+const Scope = param('scope', { description: SCOPE_DESCRIPTION });
 
 const authorizationRequest = {
-  response_type: stringEnum(['code', 'token'], { description: '`code` (authorization code grant) or `token` (implicit grant).' }),
+  response_type: param('response_type', { enum: ['code', 'token'], description: '`code` (authorization code grant) or `token` (implicit grant).' }),
   client_id: ClientId,
-  redirect_uri: Type.Optional(Type.String({ maxLength: 2000, description: 'A registered redirect URI; may be left out when the application registered exactly one (RFC 6749 §3.1.2.3).' })),
+  redirect_uri: Type.Optional(param('redirect_uri', { description: 'A registered redirect URI; may be left out when the application registered exactly one (RFC 6749 §3.1.2.3).' })),
   scope: Type.Optional(Scope),
-  state: Type.Optional(Type.String({ maxLength: 2000, description: 'Passed back unchanged with the code, token or error.' })),
-  code_challenge: Type.Optional(Type.String({ minLength: 43, maxLength: 128, description: 'PKCE (RFC 7636); required for public clients.' })),
-  code_challenge_method: Type.Optional(stringEnum(['S256', 'plain'], { description: 'PKCE method; default `plain`.', default: 'plain' })),
+  state: Type.Optional(param('state', { description: 'Passed back unchanged with the code, token or error.' })),
+  code_challenge: Type.Optional(param('code_challenge', { minLength: 43, description: 'PKCE (RFC 7636); required for public clients.' })),
+  code_challenge_method: Type.Optional(param('code_challenge_method', { enum: ['S256', 'plain'], description: 'PKCE method; default `plain`.', default: 'plain' })),
 };
 
 /** GET /oauth/authorize (RFC 6749 §4.1.1, §4.2.1). */
@@ -31,7 +37,7 @@ export const AuthorizeQuery = Type.Object(authorizationRequest);
 /** POST /oauth/authorize: the consent page's form, the request as validated on GET plus the decision. */
 export const ConsentForm = Type.Object({
   ...authorizationRequest,
-  decision: stringEnum(['allow', 'deny'], { description: 'Anything but `allow` denies (`error=access_denied`).' }),
+  decision: param('decision', { enum: ['allow', 'deny'], description: 'Anything but `allow` denies (`error=access_denied`).' }),
   _csrf: Type.String({ description: 'The consent page’s CSRF token (with its cookie).' }),
 });
 
@@ -56,13 +62,13 @@ export const ConsentResponses: Record<number, TSchema> = {
 
 /** POST /oauth/token (RFC 6749 §3.2); the parameters each grant reads. */
 export const TokenBody = Type.Object({
-  grant_type: stringEnum(GRANT_TYPES),
+  grant_type: param('grant_type', { enum: [...GRANT_TYPES] }),
   client_id: Type.Optional({ ...ClientId, description: 'With `client_secret`, or in HTTP Basic; alone for public clients.' }),
-  client_secret: Type.Optional(Type.String({ description: 'Or in HTTP Basic (`client_secret_basic`), never both with different values.' })),
-  code: Type.Optional(Type.String({ description: '`authorization_code`: the code from the redirect; single use.' })),
-  redirect_uri: Type.Optional(Type.String({ description: '`authorization_code`: the same value as in the authorization request, if one was sent there.' })),
-  code_verifier: Type.Optional(Type.String({ minLength: 43, maxLength: 128, description: '`authorization_code`: the PKCE verifier, when a challenge was sent.' })),
-  refresh_token: Type.Optional(Type.String({ description: '`refresh_token`: the refresh token; reusing a rotated one revokes the grant.' })),
+  client_secret: Type.Optional(param('client_secret', { description: 'Or in HTTP Basic (`client_secret_basic`), never both with different values.' })),
+  code: Type.Optional(param('code', { description: '`authorization_code`: the code from the redirect; single use.' })),
+  redirect_uri: Type.Optional(param('redirect_uri', { description: '`authorization_code`: the same value as in the authorization request, if one was sent there.' })),
+  code_verifier: Type.Optional(param('code_verifier', { minLength: 43, description: '`authorization_code`: the PKCE verifier, when a challenge was sent.' })),
+  refresh_token: Type.Optional(param('refresh_token', { description: '`refresh_token`: the refresh token; reusing a rotated one revokes the grant.' })),
   scope: Type.Optional({ ...Scope, description: `${SCOPE_DESCRIPTION} \`refresh_token\`: optional, at most the original scopes; \`client_credentials\`: optional.` }),
 });
 
@@ -97,10 +103,10 @@ export const OAuthJsonErrors: Record<number, TSchema> = {
 
 /** POST /oauth/revoke (RFC 7009 §2.1). */
 export const RevokeBody = Type.Object({
-  token: Type.String({ description: 'An access or refresh token of this client. Revoking a refresh token also revokes the access tokens of its grant.' }),
-  token_type_hint: Type.Optional(stringEnum(['access_token', 'refresh_token'], { description: 'Which kind is looked up first.' })),
+  token: param('token', { description: 'An access or refresh token of this client. Revoking a refresh token also revokes the access tokens of its grant.' }),
+  token_type_hint: Type.Optional(param('token_type_hint', { enum: ['access_token', 'refresh_token'], description: 'Which kind is looked up first.' })),
   client_id: Type.Optional(ClientId),
-  client_secret: Type.Optional(Type.String({ description: 'Or in HTTP Basic.' })),
+  client_secret: Type.Optional(param('client_secret', { description: 'Or in HTTP Basic.' })),
 });
 
 export const RevokeReply = Type.Object({}, { description: 'Revoked — or unknown, or another client’s token: the answer is the same (RFC 7009 §2.2).' });

@@ -1,29 +1,46 @@
+import { Type, type TString } from 'typebox';
+import { Compile } from 'typebox/compile';
 import { InvalidRequestError } from './errors.js';
 
 /** A request's parameters (query string or parsed body), before any check has looked at them. */
 export type Params = Record<string, unknown>;
 
 /**
- * Longest value accepted per parameter. Tokens and codes we issue are 43 characters; anything far
- * longer is garbage and is refused before it reaches the database or a hash.
+ * The authorization server's parameters, each a string schema with its longest accepted value.
+ * The documented schemas (oauth.schemas.ts) are built from these, and `stringParam` validates with
+ * them, so the OpenAPI document and the endpoints agree. Tokens and codes we issue are 43
+ * characters; anything far longer is garbage and is refused before it reaches the database or a
+ * hash. What a value must look like beyond that (a known grant type, a PKCE challenge…) is the
+ * business of the named checks, which answer with the RFC 6749 error for it.
  */
-export const MAX_LENGTH: Record<string, number> = {
-  response_type: 50,
-  grant_type: 100,
-  client_id: 20,
-  client_secret: 512,
-  redirect_uri: 2000,
-  scope: 1000,
-  state: 2000,
-  code: 512,
-  code_challenge: 128,
-  code_challenge_method: 10,
-  code_verifier: 128,
-  refresh_token: 512,
-  token: 512,
-  token_type_hint: 50,
-  decision: 10,
+const limited = (maxLength: number) => Type.String({ maxLength }) as TString & { maxLength: number };
+
+export const PARAMETERS = {
+  response_type: limited(50),
+  grant_type: limited(100),
+  client_id: limited(20),
+  client_secret: limited(512),
+  redirect_uri: limited(2000),
+  scope: limited(1000),
+  state: limited(2000),
+  code: limited(512),
+  code_challenge: limited(128),
+  code_challenge_method: limited(10),
+  code_verifier: limited(128),
+  refresh_token: limited(512),
+  token: limited(512),
+  token_type_hint: limited(50),
+  decision: limited(10),
 };
+
+export type ParameterName = keyof typeof PARAMETERS;
+
+/** Longest value accepted per parameter, from PARAMETERS. */
+export const MAX_LENGTH: Record<string, number> = Object.fromEntries(Object.entries(PARAMETERS).map(([name, schema]) => [name, schema.maxLength]));
+
+const OTHER = limited(2000);
+const validators = new Map(Object.entries(PARAMETERS).map(([name, schema]) => [name, Compile(schema)]));
+const otherValidator = Compile(OTHER);
 
 /**
  * One string parameter. RFC 6749 §3.1: an empty value counts as absent, and a parameter must not
@@ -38,8 +55,10 @@ export function stringParam(params: Params, name: string): string | undefined {
   else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
   else if (Array.isArray(value)) throw new InvalidRequestError(name, `The \`${name}\` parameter must be given once`);
   else throw new InvalidRequestError(name, `The \`${name}\` parameter must be a string`);
-  const max = MAX_LENGTH[name] ?? 2000;
-  if (text.length > max) throw new InvalidRequestError(name, `The \`${name}\` parameter must not be longer than ${max} characters`);
+  // A string schema with a maxLength: a value it refuses is too long.
+  if (!(validators.get(name) ?? otherValidator).Check(text)) {
+    throw new InvalidRequestError(name, `The \`${name}\` parameter must not be longer than ${MAX_LENGTH[name] ?? OTHER.maxLength} characters`);
+  }
   return text;
 }
 

@@ -11,7 +11,8 @@ import type { Check } from './check.js';
 export function readScopes(params: Params): string[] | undefined {
   const value = params.scope;
   if (value === undefined || value === null || value === '') return undefined;
-  let total = 0;
+  // Each value counts with one separator after it, except the last: a single `scope` string may be as long as params.ts allows.
+  let total = -1;
   const visit = (v: unknown, depth: number): void => {
     if (typeof v === 'string') total += v.length + 1;
     else if (depth < 3 && Array.isArray(v)) v.forEach((x) => visit(x, depth + 1));
