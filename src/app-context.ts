@@ -6,6 +6,7 @@ import type { DB } from './db/schema.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { NodeRegistry } from './ops/node-registry.js';
 import type { UserRow } from './modules/accounts/accounts.table.js';
+import type { OutboxRelay } from './modules/outbox/outbox.relay.js';
 import type { TokenStore } from './oauth/token-store.js';
 import type { Realtime } from './realtime/setup.js';
 
@@ -17,8 +18,10 @@ export interface AppContext {
   db: Kysely<DB>;
   /** OAuth tokens: issue, verify (cached), revoke. */
   tokens: TokenStore;
-  /** WebSocket node, its broker and the outbox relay feeding it. */
+  /** WebSocket node, its broker and the publisher stored events go out through. */
   realtime: Realtime;
+  /** Publishes the outbox; `onPublished` reports each event's commit → broker latency. */
+  relay: OutboxRelay;
   /** Counters and timings for GET /metrics; a no-op while METRICS_TOKEN is unset. */
   metrics: Metrics;
   /** PostgreSQL: the nodes sharing the database (heartbeats); null on SQLite, where one server holds the file. */

@@ -17,6 +17,8 @@ import { proxyTrust } from './http/proxy-trust.js';
 import { loggingOptions, registerRequestIdHeader } from './http/request-log.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { goalSweeper } from './modules/goals/goals.plugin.js';
+import { outboxRelayPlugin } from './modules/outbox/outbox.plugin.js';
+import { OutboxRelay } from './modules/outbox/outbox.relay.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { TokenStore } from './oauth/token-store.js';
 import { setUpRealtime } from './realtime/setup.js';
@@ -64,7 +66,10 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     app.addHook('onReady', async () => nodes.start());
     app.addHook('onClose', async () => nodes.stop());
   }
-  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime, metrics, nodes };
+  // Stored events reach sockets through the real-time node's publisher (outbox → broker → hub).
+  const relay = new OutboxRelay(database, realtime.publisher, { logger: app.log });
+  relay.onPublished((_event, createdAt, publishedAt) => metrics.published((publishedAt - createdAt) / 1000));
+  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime, relay, metrics, nodes };
   app.decorate('ctx', ctx);
 
   // Shared by every surface, so registered at the root: the request id header, the JSON content type (INTEROP §1), the
@@ -94,5 +99,6 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await app.register(widgetsPlugin);
   await app.register(assetsPlugin);
   await app.register(goalSweeper);
+  await app.register(outboxRelayPlugin);
   return app;
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import type { Broker, PublishOptions } from './broker.js';
+import type { Broker, PublishOptions, StreamPosition } from './broker.js';
 import { Client, type ClientContext } from './client.js';
 import { DisconnectShutdown } from './disconnect.js';
 import { Hub } from './hub.js';
@@ -163,11 +163,19 @@ export class RealtimeNode {
   }
 
   /** Publishes to every subscriber on every node; the payload is JSON-encoded once, here. */
-  async publish(channel: string, data: unknown): Promise<{ offset: number; epoch: string }> {
+  async publish(channel: string, data: unknown): Promise<StreamPosition> {
     const encoded = JSON.stringify(data);
     if (encoded === undefined) throw new TypeError('realtime publish: payload is not JSON-serializable');
+    return this.publishEncoded(channel, encoded);
+  }
+
+  /**
+   * Publishes a payload that is already JSON text (as the outbox stores it): it reaches the socket
+   * frames byte for byte, never parsed or re-encoded.
+   */
+  publishEncoded(channel: string, json: string): Promise<StreamPosition> {
     const opts = this.ctx.recoverable(channel) ? this.historyOptions : NO_HISTORY;
-    return this.broker.publish(channel, encoded, opts);
+    return this.broker.publish(channel, json, opts);
   }
 
   /** Closes every client with 3001 {"reason":"shutdown","reconnect":true}; waits (≤ 2 s) for the sockets. */

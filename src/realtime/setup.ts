@@ -3,7 +3,7 @@ import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { observedBroker } from '../metrics/observed-broker.js';
-import { OutboxRelay } from '../modules/outbox/outbox.relay.js';
+import type { EventPublisher } from '../modules/outbox/events.js';
 import { RevocationBus } from '../oauth/revocation-bus.js';
 import type { TokenStore } from '../oauth/token-store.js';
 import type { Broker } from './broker.js';
@@ -16,14 +16,15 @@ export const REALTIME_VERSION = 'openalerts 0.1';
 export interface Realtime {
   node: RealtimeNode;
   broker: Broker;
-  relay: OutboxRelay;
+  /** What the outbox relay publishes stored events through (wired in app.ts). */
+  publisher: EventPublisher;
 }
 
 /**
  * Wires the real-time node into the app: one broker (memory, or Redis when REDIS_URL is set), the
- * WebSocket endpoint on the app's own HTTP server, the outbox relay that feeds it, and the Redis
- * bus that carries token revocations to the other nodes. Lifecycle: the relay starts when the app
- * is ready; on close, clients get 3001 (reconnect) first, then the relay and broker stop.
+ * WebSocket endpoint on the app's own HTTP server, the publisher the outbox relay feeds it through,
+ * and the Redis bus that carries token revocations to the other nodes. On close, clients get 3001
+ * (reconnect) first; the broker closes last, after the relay (a child plugin) has stopped.
  */
 export async function setUpRealtime(app: FastifyInstance, config: Readonly<Config>, database: Database, tokens: TokenStore, tokenSecret: string, metrics: Metrics): Promise<Realtime> {
   const broker: Broker = observedBroker(config.redisUrl ? new RedisBroker({ url: config.redisUrl, prefix: `${config.redisPrefix}.rt`, logger: app.log }) : new MemoryBroker(), metrics);
@@ -36,25 +37,18 @@ export async function setUpRealtime(app: FastifyInstance, config: Readonly<Confi
   });
   node.attach(app.server);
   node.onRecovery((recovered) => metrics.recovery(recovered));
-  // Payloads are stored as JSON text; the node encodes once per publish.
-  const relay = new OutboxRelay(
-    database,
-    async (channel, payload, createdAt) => {
-      await node.publish(channel, JSON.parse(payload));
-      metrics.published((Date.now() - createdAt) / 1000);
-    },
-    { logger: app.log },
-  );
+  // A stored event's payload is JSON text: it goes to every channel of the event as it is.
+  const publisher: EventPublisher = {
+    publish: (event) => Promise.all(event.channels.map((channel) => node.publishEncoded(channel, event.payload))),
+  };
   const bus = config.redisUrl ? await RevocationBus.connect(tokens, config.redisUrl, config.redisPrefix, app.log) : null;
 
-  app.addHook('onReady', async () => relay.start());
   app.addHook('preClose', async () => {
     await node.shutdown();
   });
   app.addHook('onClose', async () => {
-    await relay.stop();
     await bus?.close();
     await broker.close();
   });
-  return { node, broker, relay };
+  return { node, broker, publisher };
 }

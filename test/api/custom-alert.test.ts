@@ -34,7 +34,7 @@ describe('POST /api/v1/custom_alert (spec 4.3)', () => {
   const counts = async () => {
     const db = f.t.database.db;
     const alerts = await db.selectFrom('custom_alerts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    const events = await db.selectFrom('outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('channel', 'like', '$widget:%').executeTakeFirstOrThrow();
+    const events = await db.selectFrom('outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('channels', 'like', '%$widget:%').executeTakeFirstOrThrow();
     return { alerts: Number(alerts.n), events: Number(events.n) };
   };
 
@@ -233,7 +233,8 @@ describe('POST /api/v1/custom_alert (spec 4.3)', () => {
       assert.equal(row.user_id, f.userId);
       assert.equal(row.client_id, f.clientId);
       const event = await f.t.database.db.selectFrom('outbox').selectAll().orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
-      assert.equal(event.channel, `$widget:alerts_${f.userId}`);
+      assert.equal(event.type, 'custom_alert.created');
+      assert.deepEqual(JSON.parse(event.channels), [`$widget:alerts_${f.userId}`]);
       assert.deepEqual(JSON.parse(event.payload), { ...data, name: 'custom', reason: 'custom' });
       assert.deepEqual(await counts(), { alerts: before_.alerts + 1, events: before_.events + 1 });
     });

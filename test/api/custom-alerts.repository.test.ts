@@ -55,7 +55,7 @@ for (const dialect of await dialects()) {
       assert.equal(data.image_url, 'https://example.com/i.png');
       assert.deepEqual([await count('custom_alerts'), await count('outbox')], [alertsBefore + 1, eventsBefore + 1]);
       const event = await t.database.db.selectFrom('outbox').selectAll().orderBy('id', 'desc').limit(1).executeTakeFirstOrThrow();
-      assert.equal(event.channel, `$widget:alerts_${userId}`);
+      assert.deepEqual(JSON.parse(event.channels), [`$widget:alerts_${userId}`]);
       assert.deepEqual(JSON.parse(event.payload), { ...data, name: 'custom', reason: 'custom' });
     });
 
@@ -73,10 +73,10 @@ for (const dialect of await dialects()) {
     test('when the event cannot be written, the alert is not stored either', async () => {
       const db = t.database.db;
       if (dialect === 'sqlite') {
-        await sql`create trigger refuse_widget before insert on outbox when new.channel like '$widget:%' begin select raise(abort, 'outbox refused'); end`.execute(db);
+        await sql`create trigger refuse_widget before insert on outbox when new.channels like '%$widget:%' begin select raise(abort, 'outbox refused'); end`.execute(db);
       } else {
         await sql`create function refuse_widget() returns trigger language plpgsql as $$ begin raise exception 'outbox refused'; end $$`.execute(db);
-        await sql`create trigger refuse_widget before insert on outbox for each row when (new.channel like '$widget:%') execute function refuse_widget()`.execute(db);
+        await sql`create trigger refuse_widget before insert on outbox for each row when (new.channels like '%$widget:%') execute function refuse_widget()`.execute(db);
       }
       try {
         const alertsBefore = await count('custom_alerts');

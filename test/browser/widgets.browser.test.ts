@@ -10,6 +10,7 @@ import { issueToken, listen } from '../helper.js';
 import { PASSWORD, widgetWorld, type WidgetWorld } from '../widgets/fixture.js';
 import { until } from '../wait.js';
 import { chromiumMissing, launchChromium, screenshot, watchProblems } from './chromium.js';
+import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 
 const skip = chromiumMissing();
 
@@ -205,8 +206,8 @@ describe('pages in Chromium', { skip }, () => {
     const donation = await createDonation(w.t.database.db, { userId: streamer.id, username: 'Dana', amount: '4', currency: 'USD', message: 'while you were away' });
     // Published to the channel (and its history) while the widget is offline.
     await until(async () => {
-      const rows = await w.t.database.db.selectFrom('outbox').select('published_at').where('channel', '=', `$widget:alerts_${streamer.id}`).execute();
-      return rows.length > 0 && rows.every((r) => r.published_at !== null);
+      const rows = await eventsOnChannel(w.t.database.db, `$widget:alerts_${streamer.id}`);
+      return rows.length > 0 && rows.every((r) => r.publishedAt !== null);
     }, 3000, 'the outbox to publish');
     assert.deepEqual(await displayed(widget), []);
     await widget.evaluate(() => { (window as any).__blockWs = false; });

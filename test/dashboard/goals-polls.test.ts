@@ -5,6 +5,7 @@ import { createDonation } from '../../src/modules/donations/donations.service.js
 import { TokenVerifier } from '../../src/realtime/tokens.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { assertHtml, pageData, streamer } from './helpers.js';
+import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 
 let t: TestApp;
 before(async () => {
@@ -56,8 +57,9 @@ test('goals: start one (local end time with the browser offset), see progress, e
   assertHtml(late, 409);
   assert.match(late.body, /This goal has ended/);
 
-  const events = await t.database.db.selectFrom('outbox').select('payload').where('channel', '=', `$goals:goal_${user.id}`).orderBy('id').execute();
-  assert.deepEqual(events.map((e) => JSON.parse(e.payload).reason), ['created', 'updated', 'updated', 'finished']);
+  const events = await eventsOnChannel(t.database.db, `$goals:goal_${user.id}`);
+  assert.deepEqual(events.map((e) => e.payload.reason), ['created', 'updated', 'updated', 'finished']);
+  assert.deepEqual(events.map((e) => e.type), ['goal.created', 'goal.updated', 'goal.updated', 'goal.finished']);
 });
 
 test('goals: validation errors beside the fields, the form keeps input; CSRF; other streamers’ goals untouchable', async () => {
@@ -131,7 +133,7 @@ test('polls: start one, live results channel, add options, close; one at a time;
   assert.match(closed.body, /Finished polls/);
   assert.match(closed.body, /<td data-label="Winner">Go<\/td>/);
   assert.match(closed.body, /Start a poll/);
-  const reasons = (await t.database.db.selectFrom('outbox').select('payload').where('channel', '=', `$polls:poll_${user.id}`).orderBy('id').execute()).map((e) => JSON.parse(e.payload).reason);
+  const reasons = (await eventsOnChannel(t.database.db, `$polls:poll_${user.id}`)).map((e) => e.payload.reason);
   assert.deepEqual(reasons, ['created', 'updated', 'updated', 'finished']);
 });
 

@@ -5,6 +5,7 @@ import { TokenVerifier } from '../../src/realtime/tokens.js';
 import { BrowserSession } from '../browser-session.js';
 import { buildTestApp, makeUser, type TestApp } from '../helper.js';
 import { assertHtml, assertNoInlineScript, pageData, streamer } from './helpers.js';
+import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof streamer>>;
@@ -93,8 +94,8 @@ test('send test alert: a sandbox donation for the logged-in streamer, from the f
   assert.equal(donation.recipient_name, user.name);
   assert.ok(donation.amount > 0);
   assert.equal(await count(), 2);
-  const outbox = await t.database.db.selectFrom('outbox').select(['channel', 'payload']).where('channel', '=', `$alerts:donation_${user.id}`).execute();
-  assert.ok(outbox.some((row) => JSON.parse(row.payload).id === donation.id), 'published like any donation');
+  const outbox = await eventsOnChannel(t.database.db, `$alerts:donation_${user.id}`);
+  assert.ok(outbox.some((row) => row.payload.id === donation.id), 'published like any donation');
 
   const forged = await browser.postForm('/dashboard/test-alert', { _csrf: 'forged' });
   assert.equal(forged.statusCode, 403);

@@ -6,6 +6,7 @@ import { createDatabase, type Database } from '../../src/db/database.js';
 import { appSecret, findApp } from '../../src/modules/apps/apps.service.js';
 import { tempDir } from '../helper.js';
 import { runCli, startServerProcess } from '../process.js';
+import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 
 const dataDir = tempDir();
 const env = { DATA_DIR: dataDir };
@@ -73,7 +74,7 @@ test('donation simulate fills omitted fields with realistic values, and honours 
     assert.ok(['EUR', 'USD', 'RUB', 'BRL', 'TRY'].includes(d.currency));
     assert.ok(d.username.length > 0);
   }
-  const events = await database.db.selectFrom('outbox').select('channel').where('channel', '=', '$alerts:donation_1').execute();
+  const events = await eventsOnChannel(database.db, '$alerts:donation_1');
   assert.equal(events.length, 6);
 });
 

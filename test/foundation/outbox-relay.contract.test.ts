@@ -1,9 +1,26 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { after, before, describe, test } from 'node:test';
-import { enqueueEvent } from '../../src/modules/outbox/outbox.repository.js';
+import type { EventPublisher, StoredEvent } from '../../src/modules/outbox/events.js';
+import { enqueueEvent, outboxBacklog } from '../../src/modules/outbox/outbox.repository.js';
 import { OutboxRelay } from '../../src/modules/outbox/outbox.relay.js';
+import { until } from '../wait.js';
 import { dialects, openTestDatabase, type TestDatabase } from '../helper.js';
+
+/** A publisher that records what it is handed (the relay's only view of the real-time side). */
+function recorder(onPublish?: (event: StoredEvent) => Promise<void> | void): EventPublisher & { events: StoredEvent[] } {
+  const events: StoredEvent[] = [];
+  return {
+    events,
+    async publish(event) {
+      await onPublish?.(event);
+      events.push(event);
+      return event.channels.map(() => ({ offset: 0, epoch: '' }));
+    },
+  };
+}
+
+const seq = (events: StoredEvent[]) => events.map((e) => JSON.parse(e.payload).i);
 
 for (const dialect of await dialects()) {
   describe(`outbox relay on ${dialect}`, () => {
@@ -13,9 +30,9 @@ for (const dialect of await dialects()) {
     });
     after(async () => t.drop());
 
-    async function write(n: number, channel = 'c'): Promise<void> {
+    async function write(n: number, userId = 1): Promise<void> {
       await t.database.db.transaction().execute(async (tx) => {
-        for (let i = 0; i < n; i++) await enqueueEvent(tx, channel, { i });
+        for (let i = 0; i < n; i++) await enqueueEvent(tx, { type: 'custom_alert.created', userId, payload: { i } });
       });
     }
 
@@ -25,20 +42,33 @@ for (const dialect of await dialects()) {
 
     test('publishes every row once, in id order, and marks it published', async () => {
       await write(450);
-      const seen: number[] = [];
-      const relay = new OutboxRelay(t.database, async (_channel, payload) => {
-        seen.push(JSON.parse(payload).i);
-      }, { batchSize: 100 });
+      const p = recorder();
+      const relay = new OutboxRelay(t.database, p, { batchSize: 100 });
       assert.equal(await relay.drain(), 450);
-      assert.deepEqual(seen, Array.from({ length: 450 }, (_, i) => i));
+      assert.deepEqual(seq(p.events), Array.from({ length: 450 }, (_, i) => i));
       assert.equal(await pending(), 0);
       assert.equal(await relay.drain(), 0);
+    });
+
+    test('one row per event: a donation goes to the donation channel and the widget, stored once, typed, payload as written', async () => {
+      await t.database.db.transaction().execute((tx) => enqueueEvent(tx, { type: 'donation.created', userId: 7, payload: { id: 1, message: 'é "quoted" \u2028' } }));
+      const rows = await t.database.db.selectFrom('outbox').selectAll().where('published_at', 'is', null).execute();
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0]!.type, 'donation.created');
+      assert.equal(rows[0]!.user_id, 7);
+      const p = recorder();
+      await new OutboxRelay(t.database, p).drain();
+      assert.equal(p.events.length, 1);
+      assert.deepEqual(p.events[0]!.channels, ['$alerts:donation_7', '$widget:alerts_7']);
+      assert.equal(p.events[0]!.id, rows[0]!.id);
+      // The stored JSON text itself, not a re-encoding of it.
+      assert.equal(p.events[0]!.payload, rows[0]!.payload);
     });
 
     if (dialect === 'sqlite') {
       test('requests still commit durably after the relay wrote (synchronous stays FULL)', async () => {
         await write(3);
-        await new OutboxRelay(t.database, async () => {}).drain();
+        await new OutboxRelay(t.database, recorder()).drain();
         const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(t.database.db);
         assert.equal(rows[0]!.synchronous, 2, 'FULL');
       });
@@ -46,58 +76,93 @@ for (const dialect of await dialects()) {
 
     test('two relays racing publish each row exactly once', async () => {
       await write(300);
-      const seen: number[] = [];
-      const publish = async (_c: string, payload: string) => {
-        await new Promise((r) => setImmediate(r));
-        seen.push(JSON.parse(payload).i);
-      };
-      const a = new OutboxRelay(t.database, publish, { batchSize: 25 });
-      const b = new OutboxRelay(t.database, publish, { batchSize: 25 });
+      const p = recorder(() => new Promise((r) => setImmediate(r)));
+      const a = new OutboxRelay(t.database, p, { batchSize: 25 });
+      const b = new OutboxRelay(t.database, p, { batchSize: 25 });
       const counts = await Promise.all([a.drain(), b.drain(), a.drain(), b.drain()]);
       // A relay that finds the rows taken stops; whatever is left, a later round publishes.
-      await a.drain();
-      assert.equal(seen.length, 300);
-      assert.equal(new Set(seen).size, 300);
-      assert.ok(counts.reduce((x, y) => x + y, 0) <= 300);
+      const rest = await a.drain();
+      assert.equal(p.events.length, 300);
+      assert.equal(new Set(p.events.map((e) => e.id)).size, 300);
+      assert.equal(counts.reduce((x, y) => x + y, 0) + rest, 300);
       assert.equal(await pending(), 0);
     });
 
     test('a failed publish leaves the rest for the next round (at least once, nothing lost)', async () => {
       await write(5);
       let calls = 0;
-      const failing = new OutboxRelay(t.database, async () => {
-        calls++;
-        if (calls === 3) throw new Error('broker down');
-      });
+      const failing = new OutboxRelay(t.database, recorder(() => {
+        if (++calls === 3) throw new Error('broker down');
+      }));
       await assert.rejects(failing.drain(), /broker down/);
       assert.ok((await pending()) >= 3, 'the failed row and those after it stay pending');
-      const seen: number[] = [];
-      await new OutboxRelay(t.database, async (_c, p) => {
-        seen.push(JSON.parse(p).i);
-      }).drain();
-      assert.deepEqual(seen.slice(-3), [2, 3, 4]);
+      const p = recorder();
+      await new OutboxRelay(t.database, p).drain();
+      assert.deepEqual(seq(p.events).slice(-3), [2, 3, 4]);
       assert.equal(await pending(), 0);
     });
 
-    test('the running relay publishes a commit at once and rows of other processes on its poll', async () => {
-      const seen: string[] = [];
-      const relay = new OutboxRelay(t.database, async (channel) => {
-        seen.push(channel);
-      }, { pollMs: 50 });
+    test('a commit wakes the running relay: with an hour-long idle poll, the event still goes out', async () => {
+      const p = recorder();
+      const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
+      await write(1, 40);
       relay.start();
       try {
-        await write(1, 'live');
-        const deadline = Date.now() + 2000;
-        while (!seen.includes('live') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-        assert.ok(seen.includes('live'));
-        // A row inserted without a transaction of ours (as another process would) is found by polling.
-        await t.database.db.insertInto('outbox').values({ channel: 'polled', payload: '{}', created_at: Date.now() }).execute();
-        const until = Date.now() + 2000;
-        while (!seen.includes('polled') && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-        assert.ok(seen.includes('polled'));
+        // The start-up round publishes what was there; after it, only a wake-up can find more.
+        await until(() => p.events.length === 1, 5000, 'the start-up round');
+        await write(1, 41);
+        await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_41')), 5000, 'the committed event to be published');
       } finally {
         await relay.stop();
       }
+    });
+
+    test('a commit during a round gets a round of its own (no poll tick needed)', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let first = true;
+      const p = recorder(async () => {
+        if (first) {
+          first = false;
+          await gate;
+        }
+      });
+      const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
+      await write(1, 42);
+      relay.start();
+      try {
+        await until(() => !first, 5000, 'the first round to be publishing');
+        await write(1, 43); // commits while the round is blocked in publish
+        release();
+        await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_43')), 5000, 'the event committed mid-round');
+      } finally {
+        await relay.stop();
+      }
+    });
+
+    test('rows written by another process are found by the idle poll', async () => {
+      const p = recorder();
+      const relay = new OutboxRelay(t.database, p, { pollMs: 50 });
+      relay.start();
+      try {
+        // Inserted outside any transaction of ours, as another process would: no commit signal.
+        await t.database.db.insertInto('outbox').values({ type: 'custom_alert.created', user_id: 44, channels: '["polled"]', payload: '{}', created_at: Date.now() }).execute();
+        await until(() => p.events.some((e) => e.channels.includes('polled')), 5000, 'the polled row');
+      } finally {
+        await relay.stop();
+      }
+    });
+
+    test('onPublished reports each event with its creation and publication times; the backlog empties', async () => {
+      await write(2, 45);
+      const relay = new OutboxRelay(t.database, recorder());
+      assert.equal((await outboxBacklog(t.database.db)).backlog, 2);
+      const seen: { id: number; createdAt: number; publishedAt: number }[] = [];
+      relay.onPublished((event, createdAt, publishedAt) => seen.push({ id: event.id, createdAt, publishedAt }));
+      await relay.drain();
+      assert.equal(seen.length, 2);
+      for (const s of seen) assert.ok(s.publishedAt >= s.createdAt);
+      assert.equal((await outboxBacklog(t.database.db)).backlog, 0);
     });
   });
 }

@@ -3,23 +3,16 @@ import { createDatabase, type Database } from '../../src/db/database.js';
 import type { DB } from '../../src/db/schema.js';
 import { upsertRate } from '../../src/modules/currencies/currencies.repository.js';
 import type { TestDatabase } from '../helper.js';
+import { allEvents, eventsOnChannel, type OutboxRow } from '../../src/modules/outbox/outbox.repository.js';
 
 /** Round rates, so expected conversions are easy to check by hand. */
 export async function setTestRates(db: Kysely<DB>): Promise<void> {
   for (const [currency, perUsd] of Object.entries({ EUR: 0.8, RUB: 90, KZT: 450, BRL: 5, TRY: 30 })) await upsertRate(db, currency, perUsd, '2030-01-01');
 }
 
-export interface OutboxEvent {
-  id: number;
-  channel: string;
-  payload: Record<string, unknown>;
-}
-
-/** Outbox rows (oldest first), optionally of one channel, with their payloads parsed. */
-export async function outbox(db: Kysely<DB>, channel?: string): Promise<OutboxEvent[]> {
-  let query = db.selectFrom('outbox').select(['id', 'channel', 'payload']).orderBy('id');
-  if (channel) query = query.where('channel', '=', channel);
-  return (await query.execute()).map((r) => ({ id: r.id, channel: r.channel, payload: JSON.parse(r.payload) }));
+/** Outbox events (oldest first), optionally of one channel, with their payloads parsed. */
+export async function outbox(db: Kysely<DB>, channel?: string): Promise<OutboxRow[]> {
+  return channel ? eventsOnChannel(db, channel) : allEvents(db);
 }
 
 export async function count(db: Kysely<DB>, table: 'donations' | 'outbox' | 'goals' | 'polls' | 'poll_options'): Promise<number> {

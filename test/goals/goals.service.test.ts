@@ -74,7 +74,7 @@ for (const dialect of await dialects()) {
       const rows = await Promise.all([usd, eur, kzt, closed, othersGoal].map((g) => findGoal(db, g.id)));
       assert.deepEqual(rows.map((r) => r!.raised_amount), [500 + 1250, 1000, 562500, 0, 0]); // 10 EUR = 12.50 USD = 5625 KZT
       const events = (await outbox(db)).slice(before);
-      assert.deepEqual(events.map((e) => e.channel), [goalChannel(user.id), goalChannel(user.id), goalChannel(user.id), `$alerts:donation_${user.id}`, ...events.slice(4).map((e) => e.channel)]);
+      assert.deepEqual(events.map((e) => e.channels), [[goalChannel(user.id)], [goalChannel(user.id)], [goalChannel(user.id)], [`$alerts:donation_${user.id}`, `$widget:alerts_${user.id}`]]);
       assert.deepEqual(events.slice(0, 3).map((e) => e.payload), [rows[0]!, rows[1]!, rows[2]!].map((r) => expectedPayload(r, 'updated')));
     });
 

@@ -5,6 +5,7 @@ import { balanceOf } from '../../src/modules/balances/balances.service.js';
 import { durableWrite } from '../../src/modules/sales/write-batcher.js';
 import { dialects } from '../helper.js';
 import { merchandiseParams, merchandiseWorld, uniqueId } from './fixture.js';
+import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 
 for (const dialect of await dialects()) {
   describe(`sales ledger on ${dialect}`, () => {
@@ -27,9 +28,10 @@ for (const dialect of await dialects()) {
           ],
         );
         assert.deepEqual(await balanceOf(db, w.streamer.id), { currency: 'USD', amount: 7.75, amount_minor: 775, by_currency: { USD: 7.75 } });
-        const events = await db.selectFrom('outbox').select('payload').where('channel', '=', `$widget:alerts_${w.streamer.id}`).execute();
+        const events = await eventsOnChannel(db, `$widget:alerts_${w.streamer.id}`);
         assert.equal(events.length, 1);
-        assert.equal(JSON.parse(events[0]!.payload).reason, 'merchandise-sale');
+        assert.equal(events[0]!.type, 'merchandise_sale.created');
+        assert.equal(events[0]!.payload.reason, 'merchandise-sale');
         // The streamer changes main currency: older credits are converted at today's rate.
         await db.updateTable('users').set({ currency: 'EUR' }).where('id', '=', w.streamer.id).execute();
         assert.deepEqual(await balanceOf(db, w.streamer.id), { currency: 'EUR', amount: 6.2, amount_minor: 620, by_currency: { USD: 7.75 } });
@@ -44,13 +46,13 @@ for (const dialect of await dialects()) {
         const db = w.t.database.db;
         const insert = (channel: string, fail: boolean) =>
           durableWrite(db, async (tx) => {
-            await tx.insertInto('outbox').values({ channel, payload: '{}', created_at: Date.now() }).execute();
+            await tx.insertInto('outbox').values({ channels: JSON.stringify([channel]), payload: '{}', created_at: Date.now() }).execute();
             if (fail) throw new Error('job failed after writing');
             return channel;
           });
         const results = await Promise.allSettled([insert('batch-a', false), insert('batch-b', true), insert('batch-c', false)]);
         assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
-        const channels = (await db.selectFrom('outbox').select('channel').where('channel', 'like', 'batch-%').orderBy('channel').execute()).map((r) => r.channel);
+        const channels = (await db.selectFrom('outbox').select('channels').where('channels', 'like', '%batch-%').orderBy('channels').execute()).map((r) => JSON.parse(r.channels)[0]);
         assert.deepEqual(channels, ['batch-a', 'batch-c']);
       } finally {
         await w.close();

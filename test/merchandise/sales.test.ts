@@ -4,6 +4,7 @@ import { ledgerOfSource, serviceRevenue } from '../../src/modules/balances/balan
 import { balanceOf } from '../../src/modules/balances/balances.service.js';
 import { makeUser } from '../helper.js';
 import { merchandiseParams, merchandiseWorld, uniqueId, type Encoding, type MerchandiseWorld, type Params } from './fixture.js';
+import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 
 let w: MerchandiseWorld;
 before(async () => {
@@ -25,7 +26,7 @@ function saleParams(merchandiseIdentifier: string, overrides: Params = {}): Para
 const sell = (params: Params, encoding: Encoding = 'form') => w.call('POST', '/api/v1/merchandise_sale', params, { encoding });
 
 async function outboxFor(userId: number) {
-  return w.t.database.db.selectFrom('outbox').selectAll().where('channel', '=', `$widget:alerts_${userId}`).orderBy('id').execute();
+  return eventsOnChannel(w.t.database.db, `$widget:alerts_${userId}`);
 }
 
 describe('4.8 POST /merchandise_sale', () => {
@@ -50,7 +51,7 @@ describe('4.8 POST /merchandise_sale', () => {
       assert.match(data.created_at, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
       const events = await outboxFor(streamer.id);
       assert.equal(events.length, 1);
-      assert.deepEqual(JSON.parse(events[0]!.payload), { ...data, reason: 'merchandise-sale' });
+      assert.deepEqual(events[0]!.payload, { ...data, reason: 'merchandise-sale' });
     });
   }
 

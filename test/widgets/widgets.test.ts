@@ -9,6 +9,7 @@ import { regenerateWidgetToken, userForWidgetToken } from '../../src/modules/wid
 import { BrowserSession } from '../browser-session.js';
 import { dialects } from '../helper.js';
 import { widgetWorld, type WidgetWorld } from './fixture.js';
+import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 
 const XSS = `<script>window.__xss=1</script><img src=x onerror="window.__xss=2">"'&`;
 const ESCAPED = '&lt;script&gt;window.__xss=1&lt;/script&gt;&lt;img src=x onerror=&quot;window.__xss=2&quot;&gt;&quot;&#39;&amp;';
@@ -202,9 +203,10 @@ describe('variations', () => {
     await s.get('/dashboard/widgets');
     const res = await s.postForm(`/dashboard/widgets/variations/${v.id}/test`, {});
     assert.equal(res.statusCode, 303);
-    const rows = await w.t.database.db.selectFrom('outbox').selectAll().where('channel', '=', `$widget:alerts_${streamer.id}`).execute();
+    const rows = await eventsOnChannel(w.t.database.db, `$widget:alerts_${streamer.id}`);
     assert.equal(rows.length, 1);
-    const payload = JSON.parse(rows[0]!.payload);
+    assert.equal(rows[0]!.type, 'widget.test_alert');
+    const payload = rows[0]!.payload;
     assert.equal(payload.reason, 'test');
     assert.equal(payload.is_test, 1);
     assert.equal(payload.variation_id, v.id);
@@ -273,11 +275,10 @@ describe('donor page', () => {
     assert.equal(row.currency, 'EUR');
     assert.equal(row.payin_system, 'Test payment');
     assert.equal(row.poll_option_id, poll.options[1]!.id);
-    const events = await w.t.database.db.selectFrom('outbox').select(['channel', 'payload']).where('channel', 'in', [`$widget:alerts_${streamer.id}`, `$alerts:donation_${streamer.id}`, `$polls:poll_${streamer.id}`]).execute();
-    const byChannel = (c: string) => events.filter((e) => e.channel === c).map((e) => JSON.parse(e.payload));
-    assert.equal(byChannel(`$widget:alerts_${streamer.id}`).find((p) => p.id === id)?.name, 'donation');
-    assert.equal(byChannel(`$alerts:donation_${streamer.id}`).find((p) => p.id === id)?.reason, 'default');
-    assert.ok(byChannel(`$polls:poll_${streamer.id}`).some((p) => p.reason === 'updated'));
+    const byChannel = async (c: string) => (await eventsOnChannel(w.t.database.db, c)).map((e) => e.payload);
+    assert.equal((await byChannel(`$widget:alerts_${streamer.id}`)).find((p) => p.id === id)?.name, 'donation');
+    assert.equal((await byChannel(`$alerts:donation_${streamer.id}`)).find((p) => p.id === id)?.reason, 'default');
+    assert.ok((await byChannel(`$polls:poll_${streamer.id}`)).some((p) => p.reason === 'updated'));
 
     const thanks = await donor.get(String(res.headers.location));
     assert.equal(thanks.statusCode, 200);

@@ -6,6 +6,7 @@ import * as customAlerts from './0004_custom_alerts.js';
 import * as goalsPolls from './0005_goals_polls.js';
 import * as widgets from './0006_widgets.js';
 import * as oauthExtra from './0007_oauth_extra.js';
+import * as outboxEvents from './0008_outbox_events.js';
 import * as serverNodes from './0012_server_nodes.js';
 
 /**
@@ -20,5 +21,6 @@ export const migrations: Record<string, Migration> = {
   '0005_goals_polls': goalsPolls,
   '0006_widgets': widgets,
   '0007_oauth_extra': oauthExtra,
+  '0008_outbox_events': outboxEvents,
   '0012_server_nodes': serverNodes,
 };

@@ -3,7 +3,6 @@ import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { UnauthenticatedError, ValidationError } from '../../domain/errors.js';
 import { findStreamer } from '../accounts/accounts.repository.js';
-import { widgetChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import { insertCustomAlert } from './custom-alerts.repository.js';
 import { toCustomAlertResource } from './custom-alerts.resource.js';
@@ -102,7 +101,7 @@ export async function createCustomAlert(db: Kysely<DB>, input: NewCustomAlert): 
       });
       const resource = toCustomAlertResource(row);
       const event: CustomAlertEvent = { ...resource, name: 'custom', reason: 'custom' };
-      await enqueueEvent(tx, widgetChannel(input.userId), event);
+      await enqueueEvent(tx, { type: 'custom_alert.created', userId: input.userId, payload: event });
       return resource;
     });
   } catch (err) {

@@ -8,7 +8,6 @@ import { findStreamer } from '../accounts/accounts.repository.js';
 import { loadRates } from '../currencies/currencies.repository.js';
 import { raiseGoalsForDonation } from '../goals/goals.service.js';
 import { castDonationVote, voteInputErrors } from '../polls/polls.service.js';
-import { donationChannel, widgetChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import * as repo from './donations.repository.js';
 import type { DonationRow } from './donations.table.js';
@@ -81,9 +80,8 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
       poll_option_id: pollOptionId,
     });
     const resource = toDonationResource(row, user.name);
-    await enqueueEvent(tx, donationChannel(user.id), { ...resource, reason: 'default' });
-    // The streamer's own alerts widget listens on one channel for every alert type.
-    await enqueueEvent(tx, widgetChannel(user.id), { ...resource, reason: 'default' });
+    // One event for the donation channel and the streamer's alerts widget (events.ts).
+    await enqueueEvent(tx, { type: 'donation.created', userId: user.id, payload: { ...resource, reason: 'default' } });
     return resource;
   });
 }

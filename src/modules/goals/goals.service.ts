@@ -17,7 +17,6 @@ import {
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import type { RateTable } from '../../domain/rates.js';
 import { findStreamer } from '../accounts/accounts.repository.js';
-import { goalChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import * as repo from './goals.repository.js';
 import { toGoalDetails, toGoalResource, type GoalDetails, type GoalEvent, type GoalEventReason } from './goals.resource.js';
@@ -50,7 +49,7 @@ export interface DonationForGoals {
 /** Queues a `$goals:goal_<user_id>` publication: the spec §2 resource plus `reason` (INTEROP §5). */
 async function publish(tx: Kysely<DB>, row: GoalRow, reason: GoalEventReason): Promise<void> {
   const event: GoalEvent = { ...toGoalResource(row), reason };
-  await enqueueEvent(tx, goalChannel(row.user_id), event);
+  await enqueueEvent(tx, { type: `goal.${reason}`, userId: row.user_id, payload: event });
 }
 
 async function activeStreamer(db: Kysely<DB>, userId: number) {

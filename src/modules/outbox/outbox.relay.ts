@@ -2,8 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import type { EventPublisher, StoredEvent } from './events.js';
 
 type Logger = { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
+
+/**
+ * Where publishing can be watched (metrics: publish latency = publishedAt − createdAt): called once
+ * per event, after every channel has it. The backlog is `outboxBacklog` (outbox.repository.ts).
+ */
+export type PublishedListener = (event: StoredEvent, createdAt: number, publishedAt: number) => void;
 
 export interface OutboxRelayOptions {
   /** Idle poll period: rows written by another process (the CLI, another node) go out within it. */
@@ -18,32 +25,33 @@ export interface OutboxRelayOptions {
 
 interface PendingRow {
   id: number;
-  channel: string;
+  type: string;
+  channels: string;
   payload: string;
   created_at: number;
 }
-
-/** Publishes one row; `createdAt` (when the row was written) lets the caller time commit → broker. */
-export type Publish = (channel: string, payload: string, createdAt: number) => Promise<unknown>;
 
 // Any constant works; it names "the outbox drainer" among PostgreSQL advisory locks.
 const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
 
 /**
- * Publishes outbox rows after commit, in id order, at least once (DESIGN "Every change is durable
- * before we answer"). Whoever wrote the row, a running server publishes it: commits in this
- * process wake the relay at once; rows from other processes are found by the idle poll.
+ * Publishes outbox events after commit, in id order, at least once (DESIGN "Every change is durable
+ * before we answer") through an `EventPublisher` (the real-time node, wired in the composition root).
+ * Whoever wrote the row, a running server publishes it: commits in this process wake the relay at
+ * once; rows from other processes are found by the idle poll. The relay's own writes never signal a
+ * commit, so a commit during a round always means another round right after it.
  *
  * Exactly one node publishes a row: on PostgreSQL the drainer holds a transaction-scoped advisory
  * lock while it publishes and marks a batch, so batches never interleave across nodes and order per
  * channel is kept; on SQLite a single UPDATE … RETURNING claims rows atomically. A crash after
- * publishing but before marking re-publishes on the next start; subscribers de-duplicate by offset.
+ * publishing but before marking publishes again; the publisher recognises the event id.
  */
 export class OutboxRelay {
   readonly nodeId = randomUUID();
   readonly #database: Database;
-  readonly #publish: Publish;
-  readonly #opts: Required<Omit<OutboxRelayOptions, 'logger'>> & { logger?: Logger };
+  readonly #publisher: EventPublisher;
+  readonly #opts: Required<Omit<OutboxRelayOptions, 'logger'>> & Pick<OutboxRelayOptions, 'logger'>;
+  readonly #listeners = new Set<PublishedListener>();
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #again = false;
@@ -51,9 +59,9 @@ export class OutboxRelay {
   #unsubscribe: (() => void) | null = null;
   #lastCleanup = 0;
 
-  constructor(database: Database, publish: Publish, opts: OutboxRelayOptions = {}) {
+  constructor(database: Database, publisher: EventPublisher, opts: OutboxRelayOptions = {}) {
     this.#database = database;
-    this.#publish = publish;
+    this.#publisher = publisher;
     this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, ...opts };
   }
 
@@ -64,7 +72,7 @@ export class OutboxRelay {
     this.#schedule(0);
   }
 
-  /** Drain soon; coalesces bursts of commits into one round. */
+  /** Drain now; a commit during a round makes one more round right after it. */
   kick(): void {
     if (this.#stopped) return;
     if (this.#running) {
@@ -92,6 +100,12 @@ export class OutboxRelay {
     }
   }
 
+  /** Watches publishing; returns the unsubscribe. */
+  onPublished(listener: PublishedListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
   #schedule(delay: number): void {
     if (this.#stopped) return;
     if (this.#timer) clearTimeout(this.#timer);
@@ -105,20 +119,26 @@ export class OutboxRelay {
     this.#again = false;
     let failed = false;
     this.#running = (async () => {
-      let published = 0;
       try {
-        published = await this.drain();
+        await this.drain();
         await this.#cleanup();
       } catch (err) {
         failed = true;
         this.#opts.logger?.error({ err }, 'outbox relay: publishing failed; will retry');
       }
       this.#running = null;
-      // A commit that arrived mid-round may have missed it. Our own PostgreSQL commit also
-      // signals, so only go again when the round did something (the idle poll covers the rest).
-      const again = this.#again && published > 0 && !failed;
-      this.#schedule(again ? 0 : failed ? this.#opts.pollMs * 10 : this.#opts.pollMs);
+      // A commit that arrived mid-round may have come after the round read the outbox.
+      this.#schedule(failed ? this.#opts.pollMs * 10 : this.#again ? 0 : this.#opts.pollMs);
     })();
+  }
+
+  async #publish(row: PendingRow): Promise<void> {
+    const event: StoredEvent = { id: row.id, type: row.type, channels: JSON.parse(row.channels), payload: row.payload };
+    await this.#publisher.publish(event);
+    if (this.#listeners.size > 0) {
+      const now = Date.now();
+      for (const listener of this.#listeners) listener(event, row.created_at, now);
+    }
   }
 
   async #roundSqlite(): Promise<number> {
@@ -131,14 +151,14 @@ export class OutboxRelay {
           where published_at is null and (claimed_by is null or claimed_at < ${now - this.#opts.claimTimeoutMs})
           order by id limit ${this.#opts.batchSize}
         )
-        returning id, channel, payload, created_at`.execute(db),
+        returning id, type, channels, payload, created_at`.execute(db),
     );
     const rows = claimed.rows.sort((a, b) => a.id - b.id);
     if (rows.length === 0) return 0;
     let done = 0;
     try {
       for (const row of rows) {
-        await this.#publish(row.channel, row.payload, Number(row.created_at));
+        await this.#publish(row);
         done++;
       }
     } finally {
@@ -157,7 +177,8 @@ export class OutboxRelay {
    * SQLite: the relay's own writes (claims, published marks) skip the fsync. Losing one to a power
    * cut only re-publishes a row (at least once, as designed), and the next durable commit syncs
    * the WAL anyway; it keeps a donation's path to subscribers at one fsync instead of three. The
-   * connection is held throughout, so no request's commit can run under the relaxed setting.
+   * connection is held throughout, so no request's commit can run under the relaxed setting. The
+   * statements run outside any transaction, so they never signal a commit back to the relay.
    */
   async #bookkeeping<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> {
     return this.#database.db.connection().execute(async (db) => {
@@ -170,18 +191,35 @@ export class OutboxRelay {
     });
   }
 
+  /**
+   * PostgreSQL: one transaction per batch, begun and committed as plain statements on one pooled
+   * connection so that our own commit does not wake the relay again (only transactions run through
+   * Kysely signal commits).
+   */
   async #roundPostgres(): Promise<number> {
-    return this.#database.db.transaction().execute(async (tx) => {
-      // Keyed by schema too, so deployments sharing one PostgreSQL server never wait for each other.
-      const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked`.execute(tx);
-      if (!lock.rows[0]?.locked) return 0; // another node is draining; it takes these rows
-      const rows = await tx.selectFrom('outbox').select(['id', 'channel', 'payload', 'created_at']).where('published_at', 'is', null).orderBy('id').limit(this.#opts.batchSize).execute();
-      if (rows.length === 0) return 0;
-      for (const row of rows) await this.#publish(row.channel, row.payload, row.created_at);
-      const now = Date.now();
-      await tx.updateTable('outbox').set({ published_at: now, claimed_by: this.nodeId, claimed_at: now }).where('id', 'in', rows.map((r) => r.id)).execute();
-      return rows.length;
+    return this.#database.db.connection().execute(async (db) => {
+      await sql`begin`.execute(db);
+      try {
+        const published = await this.#lockedBatch(db);
+        await sql`commit`.execute(db);
+        return published;
+      } catch (err) {
+        await sql`rollback`.execute(db).catch(() => {});
+        throw err;
+      }
     });
+  }
+
+  async #lockedBatch(tx: Kysely<DB>): Promise<number> {
+    // Keyed by schema too, so deployments sharing one PostgreSQL server never wait for each other.
+    const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked`.execute(tx);
+    if (!lock.rows[0]?.locked) return 0; // another node is draining; it takes these rows
+    const rows = await tx.selectFrom('outbox').select(['id', 'type', 'channels', 'payload', 'created_at']).where('published_at', 'is', null).orderBy('id').limit(this.#opts.batchSize).execute();
+    if (rows.length === 0) return 0;
+    for (const row of rows) await this.#publish(row);
+    const now = Date.now();
+    await tx.updateTable('outbox').set({ published_at: now, claimed_by: this.nodeId, claimed_at: now }).where('id', 'in', rows.map((r) => r.id)).execute();
+    return rows.length;
   }
 
   async #cleanup(): Promise<void> {

@@ -1,16 +1,22 @@
 import type { Generated } from 'kysely';
 
 /**
- * Events written in the same transaction as the change they report, published after commit
- * (DESIGN: at-least-once; the broker assigns per-channel offsets).
+ * Domain events, written in the same transaction as the change they report and published after
+ * commit (DESIGN: at-least-once; the broker assigns per-channel offsets). One row per event, however
+ * many channels it goes to.
  */
 export interface OutboxTable {
   id: Generated<number>;
-  channel: string;
-  /** JSON of the publication payload. */
+  /** What happened (`donation.created`, `goal.updated`, …; see events.ts); '' for rows older than types. */
+  type: Generated<string>;
+  /** The streamer the event belongs to; null for rows older than types. */
+  user_id: number | null;
+  /** JSON array of the real-time channels the event is published to. */
+  channels: string;
+  /** The publication payload as JSON text: sent to subscribers byte for byte, never re-encoded. */
   payload: string;
   created_at: number;
-  /** Set by the node that claimed the row for publishing; null while pending. */
+  /** The node process that claimed the row for publishing (SQLite); null while pending. */
   claimed_by: string | null;
   claimed_at: number | null;
   published_at: number | null;

@@ -6,7 +6,6 @@ import { outputCurrencyField, titleField, type FieldErrors } from '../../domain/
 import { checkOptionTitles, cleanOptionTitle, isPollType, optionTitleKey, POLL_LIMITS, POLL_TYPES, voteTally, type PollType } from '../../domain/poll.js';
 import type { RateTable } from '../../domain/rates.js';
 import { findStreamer } from '../accounts/accounts.repository.js';
-import { pollChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import * as repo from './polls.repository.js';
 import { toPollDetails, toPollResource, type PollDetails, type PollEvent, type PollEventReason } from './polls.resource.js';
@@ -86,7 +85,7 @@ export function voteInputErrors(input: { pollOptionId?: unknown; pollOptionTitle
 async function publish(tx: Kysely<DB>, poll: PollRow, reason: PollEventReason): Promise<PollDetails> {
   const options = await repo.optionsOf(tx, [poll.id]);
   const event: PollEvent = { ...toPollResource(poll, options), reason };
-  await enqueueEvent(tx, pollChannel(poll.user_id), event);
+  await enqueueEvent(tx, { type: `poll.${reason}`, userId: poll.user_id, payload: event });
   return toPollDetails(poll, options);
 }
 

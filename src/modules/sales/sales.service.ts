@@ -7,7 +7,6 @@ import { creditIn, revenueShares, RevenueTooLargeError } from '../../domain/reve
 import { insertLedgerEntries } from '../balances/balances.repository.js';
 import { loadRates } from '../currencies/currencies.repository.js';
 import { isMerchandiseActive } from '../merchandise/merchandise.resource.js';
-import { widgetChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import type { SaleInput } from './sales.input.js';
 import { findSaleContext, insertSale } from './sales.repository.js';
@@ -120,7 +119,7 @@ async function recordSaleIn(tx: Kysely<DB>, db: Kysely<DB>, clientId: number, in
   });
   await insertLedgerEntries(tx, [ledgerRow('streamer', user.id, streamerCredit), ledgerRow('service', null, serviceCredit)]);
   const resource = toSaleAlertResource(sale);
-  await enqueueEvent(tx, widgetChannel(user.id), { ...resource, reason: SALE_REASON });
+  await enqueueEvent(tx, { type: 'merchandise_sale.created', userId: user.id, payload: { ...resource, reason: SALE_REASON } });
   return { resource, created: true };
 }
 

@@ -5,7 +5,6 @@ import { formatDateTime } from '../../domain/datetime.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { toCustomAlertResource } from '../custom-alerts/custom-alerts.resource.js';
 import { toDonationResource } from '../donations/donations.resource.js';
-import { widgetChannel } from '../outbox/channels.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import { toSaleAlertResource } from '../sales/sales.resource.js';
 import { SALE_REASON } from '../sales/sales.service.js';
@@ -79,6 +78,6 @@ export async function sendTestAlert(db: Kysely<DB>, user: { id: number; name: st
   } else {
     alert = { ...common, name: 'merchandise-sale', external_id: 'test', username: 'Test customer', message: 'This is a test alert from your dashboard.', amount, currency: user.currency, bought_amount: 1 };
   }
-  await db.transaction().execute((tx) => enqueueEvent(tx, widgetChannel(user.id), alert));
+  await db.transaction().execute((tx) => enqueueEvent(tx, { type: 'widget.test_alert', userId: user.id, payload: alert }));
   return alert;
 }

@@ -1,0 +1,11 @@
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Runs the app's outbox relay from onReady until onClose. A child plugin, so its onClose runs
+ * before the root's: the relay stops before the broker it publishes to closes.
+ */
+export async function outboxRelayPlugin(app: FastifyInstance): Promise<void> {
+  const relay = app.ctx.relay;
+  app.addHook('onReady', async () => relay.start());
+  app.addHook('onClose', async () => relay.stop());
+}
