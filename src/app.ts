@@ -22,7 +22,7 @@ import { OutboxRelay } from './modules/outbox/outbox.relay.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { TokenStore } from './oauth/token-store.js';
 import { setUpRealtime } from './realtime/setup.js';
-import { errorPage } from './web/layout.js';
+import { localizedErrorPage } from './web/i18n.js';
 import { assetsPlugin, pagesPlugin, widgetsPlugin } from './web/routes.js';
 
 export interface AppOverrides {
@@ -82,8 +82,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await registerBodyParsers(app);
   await registerRateLimit(app);
   await registerOpenApi(app);
-  app.setErrorHandler(errorHandler(jsonUnlessHtmlAsked, errorPage));
-  app.setNotFoundHandler(notFoundHandler(jsonUnlessHtmlAsked, errorPage));
+  app.setErrorHandler(errorHandler(jsonUnlessHtmlAsked, localizedErrorPage));
+  app.setNotFoundHandler(notFoundHandler(jsonUnlessHtmlAsked, localizedErrorPage));
 
   if (prometheus) {
     const { metricsRoutes, registerRequestMetrics } = await import('./metrics/metrics.plugin.js');

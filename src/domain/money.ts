@@ -4,7 +4,17 @@ const SCALE = 10 ** MINOR_UNIT_DIGITS;
 /** 10^13 minor units: far beyond any real donation, far below 2^53 so arithmetic stays exact. */
 export const MAX_MINOR = 10 ** 13;
 
-export class AmountError extends Error {}
+/** Why an amount was refused, so pages can say it in the reader's language. */
+export type AmountProblem = 'decimals' | 'format' | 'too_large';
+
+export class AmountError extends Error {
+  constructor(
+    message: string,
+    readonly problem: AmountProblem,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Parses a decimal amount exactly (no float arithmetic) into integer minor units.
@@ -14,11 +24,11 @@ export function toMinor(input: string | number): number {
   const text = typeof input === 'number' ? numberToPlain(input) : input.trim();
   const match = /^(\d{1,13})(?:[.,](\d{1,2}))?$/.exec(text);
   if (!match) {
-    if (/^\d+[.,]\d{3,}$/.test(text)) throw new AmountError('must have at most two decimal places.');
-    throw new AmountError('must be a positive number such as 10 or 10.50.');
+    if (/^\d+[.,]\d{3,}$/.test(text)) throw new AmountError('must have at most two decimal places.', 'decimals');
+    throw new AmountError('must be a positive number such as 10 or 10.50.', 'format');
   }
   const minor = Number(match[1]) * SCALE + Number((match[2] ?? '').padEnd(MINOR_UNIT_DIGITS, '0'));
-  if (minor > MAX_MINOR) throw new AmountError('is too large.');
+  if (minor > MAX_MINOR) throw new AmountError('is too large.', 'too_large');
   return minor;
 }
 

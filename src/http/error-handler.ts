@@ -21,8 +21,8 @@ export const htmlUnlessJsonAsked: ErrorFormat = (request) => {
 /** Where callers are both (widgets, unknown paths): a browser navigating asks for text/html. */
 export const jsonUnlessHtmlAsked: ErrorFormat = (request) => ((request.headers.accept ?? '').includes('text/html') ? 'html' : 'json');
 
-/** Renders the body of an HTML error page. */
-export type HtmlErrorPage = (status: number, message: string) => string;
+/** Renders an HTML error page (in the request's language: the page knows how to find it). */
+export type HtmlErrorPage = (status: number, message: string, request: FastifyRequest) => string;
 
 /** Maps any error to a status and the INTEROP.md §1 body; 5xx details are logged, never sent. */
 function describe(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): { status: number; body: Record<string, unknown> } {
@@ -54,7 +54,7 @@ function describe(error: FastifyError | DomainError, request: FastifyRequest, re
 
 function send(reply: FastifyReply, format: 'json' | 'html', status: number, body: Record<string, unknown>, page: HtmlErrorPage | undefined): FastifyReply {
   if (format === 'json' || !page) return sendJsonError(reply, status, body);
-  return reply.status(status).type('text/html; charset=utf-8').send(page(status, String(body.message)));
+  return reply.status(status).type('text/html; charset=utf-8').send(page(status, String(body.message), reply.request));
 }
 
 /**

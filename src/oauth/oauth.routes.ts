@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { allowCrossOrigin } from '../api/cors.js';
 import { BODY_MEDIA_TYPES, documentationOnly, MessageBody } from '../api/schemas.js';
 import { alwaysJson, errorHandler, htmlUnlessJsonAsked } from '../http/error-handler.js';
-import { errorPage } from '../web/layout.js';
+import { localizedErrorPage, registerPageLanguage } from '../web/i18n.js';
 import { registerBrowserSession } from '../web/session.js';
 import { authorizeGet, authorizePost } from './actions/authorize.js';
 import { metadataAction } from './actions/metadata.js';
@@ -70,7 +70,8 @@ export async function oauthRoutes(app: FastifyInstance): Promise<void> {
 
 async function authorizationEndpoint(app: FastifyInstance): Promise<void> {
   await registerBrowserSession(app);
-  app.setErrorHandler(errorHandler(htmlUnlessJsonAsked, errorPage));
+  registerPageLanguage(app);
+  app.setErrorHandler(errorHandler(htmlUnlessJsonAsked, localizedErrorPage));
   app.get(
     '/oauth/authorize',
     {

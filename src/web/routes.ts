@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { errorHandler, htmlUnlessJsonAsked, jsonUnlessHtmlAsked } from '../http/error-handler.js';
-import { errorPage } from './layout.js';
+import { localizedErrorPage, registerPageLanguage } from './i18n.js';
 import { adminMerchantsPages } from './pages/admin-merchants.pages.js';
 import { authPages } from './pages/auth.pages.js';
 import { authorizedAppsPages } from './pages/authorized-apps.pages.js';
@@ -29,7 +29,8 @@ import { staticRoutes } from './static.js';
  */
 export async function pagesPlugin(app: FastifyInstance): Promise<void> {
   await registerBrowserSession(app);
-  app.setErrorHandler(errorHandler(htmlUnlessJsonAsked, errorPage));
+  registerPageLanguage(app);
+  app.setErrorHandler(errorHandler(htmlUnlessJsonAsked, localizedErrorPage));
 
   await app.register(homePages);
   await app.register(authPages);
@@ -54,7 +55,7 @@ export async function pagesPlugin(app: FastifyInstance): Promise<void> {
  * text/html and gets an HTML error; the widget's own scripts get `{message}` JSON.
  */
 export async function widgetsPlugin(app: FastifyInstance): Promise<void> {
-  app.setErrorHandler(errorHandler(jsonUnlessHtmlAsked, errorPage));
+  app.setErrorHandler(errorHandler(jsonUnlessHtmlAsked, localizedErrorPage));
   await app.register(widgetPages);
 }
 

@@ -63,20 +63,30 @@ export async function unshownAlerts(db: Kysely<DB>, user: { id: number; name: st
  * `is_test: 1`, a `test-…` id and the variation to show (`variation_id`); the widget never marks
  * it shown.
  */
-export async function sendTestAlert(db: Kysely<DB>, user: { id: number; name: string; currency: string }, variation: VariationView): Promise<WidgetAlert> {
+/** What a test alert says, in the streamer's language (the dashboard passes its own). */
+export interface TestAlertTexts {
+  donor: string;
+  customer: string;
+  header: string;
+  message: string;
+}
+
+const ENGLISH_TEST_TEXTS: TestAlertTexts = { donor: 'Test donor', customer: 'Test customer', header: 'Test custom alert', message: 'This is a test alert from your dashboard.' };
+
+export async function sendTestAlert(db: Kysely<DB>, user: { id: number; name: string; currency: string }, variation: VariationView, texts: TestAlertTexts = ENGLISH_TEST_TEXTS): Promise<WidgetAlert> {
   const now = Date.now();
   const amount = Math.max(variation.min_amount, 1);
   const common = { id: `test-${randomUUID()}`, is_test: 1, variation_id: variation.id, is_shown: 0, created_at: formatDateTime(now), shown_at: null, reason: 'test' };
   let alert: WidgetAlert;
   if (variation.type === 'donation') {
     alert = {
-      ...common, name: 'donation', username: 'Test donor', recipient_name: user.name, message_type: 'text',
-      message: 'This is a test alert from your dashboard.', payin_system: null, amount, currency: user.currency, amount_in_user_currency: amount,
+      ...common, name: 'donation', username: texts.donor, recipient_name: user.name, message_type: 'text',
+      message: texts.message, payin_system: null, amount, currency: user.currency, amount_in_user_currency: amount,
     };
   } else if (variation.type === 'custom') {
-    alert = { ...common, name: 'custom', external_id: null, header: 'Test custom alert', message: 'This is a test alert from your dashboard.', image_url: null, sound_url: null };
+    alert = { ...common, name: 'custom', external_id: null, header: texts.header, message: texts.message, image_url: null, sound_url: null };
   } else {
-    alert = { ...common, name: 'merchandise-sale', external_id: 'test', username: 'Test customer', message: 'This is a test alert from your dashboard.', amount, currency: user.currency, bought_amount: 1 };
+    alert = { ...common, name: 'merchandise-sale', external_id: 'test', username: texts.customer, message: texts.message, amount, currency: user.currency, bought_amount: 1 };
   }
   await db.transaction().execute((tx) => enqueueEvent(tx, { type: 'widget.test_alert', userId: user.id, payload: alert }));
   return alert;

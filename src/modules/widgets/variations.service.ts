@@ -12,14 +12,13 @@ export const LAYOUT_LABELS: Record<AlertLayout, string> = { 'image-above-text': 
 
 export const VARIATION_LIMITS = { name: 64, template: 255, url: 255, minDurationMs: 1000, maxDurationMs: 60_000, perUser: 50 } as const;
 
-/** Placeholders a text template may use; the widget fills them in as plain text. */
-export const TEMPLATE_PLACEHOLDERS = ['{username}', '{amount}', '{currency}', '{message}', '{header}', '{bought_amount}'] as const;
-
-export const DEFAULT_TEMPLATES: Record<AlertType, string> = {
-  donation: '{username} — {amount} {currency}',
-  custom: '{header}',
-  'merchandise-sale': '{username} bought {bought_amount} × merch — {amount} {currency}',
-};
+/**
+ * Placeholders a text template may use; the widget fills them in as plain text, in the streamer's
+ * language: `{money}` is the amount with its currency (`1 234,50 ₽`), `{amount}` the number alone.
+ * New variations start from the default template of the streamer's language (catalog
+ * `widget.template.*`).
+ */
+export const TEMPLATE_PLACEHOLDERS = ['{username}', '{money}', '{amount}', '{currency}', '{message}', '{header}', '{bought_amount}'] as const;
 
 /** Raw form or JSON input; every field is checked here. */
 export interface VariationInput {

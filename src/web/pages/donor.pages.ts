@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
-import { AmountError, toMajor, toMinor } from '../../domain/money.js';
+import { AmountError, toMinor } from '../../domain/money.js';
 import { userByCode } from '../../modules/accounts/accounts.service.js';
 import type { UserRow } from '../../modules/accounts/accounts.table.js';
 import { createDonation, DONATION_LIMITS, donationOf } from '../../modules/donations/donations.service.js';
@@ -13,7 +13,10 @@ import { getActivePoll } from '../../modules/polls/polls.service.js';
 import type { PollDetails } from '../../modules/polls/polls.resource.js';
 import { safeEqual } from '../../security/crypto.js';
 import { html, type Html } from '../html.js';
-import { errorPage, fieldErrors, page } from '../layout.js';
+import { isLocale } from '../../i18n/locales.js';
+import { translator, type Translator } from '../../i18n/translator.js';
+import { donorTranslator, visitorLocale } from '../i18n.js';
+import { errorPage, fieldErrors, languageSwitcher, page } from '../layout.js';
 
 /**
  * The public donor page /r/<code>: a plain HTML form (works without JavaScript; donor.js only adds
@@ -49,79 +52,96 @@ function readForm(body: unknown): DonorForm {
   };
 }
 
-/** Checks that need no database, run before any money moves. */
-function formErrors(f: DonorForm): Record<string, string[]> {
+/** Checks that need no database, run before any money moves; messages in the donor's language. */
+function formErrors(t: Translator, f: DonorForm): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
-  if ([...f.username.trim()].length > DONATION_LIMITS.username) errors.username = [`Your name must not be greater than ${DONATION_LIMITS.username} characters.`];
+  if ([...f.username.trim()].length > DONATION_LIMITS.username) errors.username = [t.t('donor.error.name_too_long', { max: DONATION_LIMITS.username })];
   try {
-    if (toMinor(f.amount) <= 0) errors.amount = ['The amount must be greater than 0.'];
+    if (toMinor(f.amount) <= 0) errors.amount = [t.t('donor.error.amount_positive')];
   } catch (err) {
     if (!(err instanceof AmountError)) throw err;
-    errors.amount = [f.amount.trim() === '' ? 'Enter an amount.' : `The amount ${err.message}`];
+    errors.amount = [
+      f.amount.trim() === ''
+        ? t.t('donor.error.amount_required')
+        : err.problem === 'decimals'
+          ? t.t('donor.error.amount_decimals')
+          : err.problem === 'too_large'
+            ? t.t('donor.error.amount_too_large')
+            : t.t('donor.error.amount_format', { example: t.decimal(10.5) }),
+    ];
   }
-  if (!isInputCurrency(f.currency)) errors.currency = [`Choose one of ${INPUT_CURRENCIES.join(', ')}.`];
-  if (f.message.length > DONATION_LIMITS.message) errors.message = [`The message must not be greater than ${DONATION_LIMITS.message} characters.`];
-  if (f.poll_option !== '' && f.poll_option !== 'own' && !/^[1-9]\d{0,14}$/.test(f.poll_option)) errors.poll = ['Choose one of the poll options.'];
-  if (f.poll_option === 'own' && f.poll_option_title.trim() === '') errors.poll = ['Type your own option, or choose one of the listed ones.'];
+  if (!isInputCurrency(f.currency)) errors.currency = [t.t('donor.error.currency', { list: INPUT_CURRENCIES.join(', ') })];
+  if (f.message.length > DONATION_LIMITS.message) errors.message = [t.t('donor.error.message_too_long', { max: DONATION_LIMITS.message })];
+  if (f.poll_option !== '' && f.poll_option !== 'own' && !/^[1-9]\d{0,14}$/.test(f.poll_option)) errors.poll = [t.t('donor.error.poll_choose')];
+  if (f.poll_option === 'own' && f.poll_option_title.trim() === '') errors.poll = [t.t('donor.error.poll_own_empty')];
   return errors;
 }
 
-function goalsBlock(goals: GoalDetails[]): Html {
+function goalsBlock(t: Translator, goals: GoalDetails[]): Html {
   if (goals.length === 0) return html``;
-  return html`<section class="donor-goals" aria-label="Goals">${goals.map((g) => {
+  return html`<section class="donor-goals" aria-label="${t.t('donor.goals')}">${goals.map((g) => {
     const percent = g.goal_amount > 0 ? Math.min(100, Math.floor((g.raised_amount / g.goal_amount) * 100)) : 0;
     return html`<div class="donor-goal">
-  <div class="donor-goal-head"><strong>${g.title}</strong><span>${g.raised_amount} / ${g.goal_amount} ${g.currency}</span></div>
-  <progress max="100" value="${percent}">${percent}%</progress>
+  <div class="donor-goal-head"><strong>${g.title}</strong><span>${t.t('donor.goal_progress', { raised: t.moneyMajor(g.raised_amount, g.currency), goal: t.moneyMajor(g.goal_amount, g.currency) })}</span></div>
+  <progress max="100" value="${percent}">${t.number(percent)}%</progress>
 </div>`;
   })}</section>`;
 }
 
-function pollBlock(poll: PollDetails | null, f: DonorForm, errors?: Record<string, string[]>): Html {
+function pollBlock(t: Translator, poll: PollDetails | null, f: DonorForm, errors?: Record<string, string[]>): Html {
   if (!poll) return html``;
   return html`<fieldset class="donor-poll">
-  <legend>Vote with your donation: ${poll.title}</legend>
-  <label class="choice"><input type="radio" name="poll_option" value="" ${f.poll_option === '' ? 'checked' : ''}> No vote</label>
-  ${poll.options.map((o) => html`<label class="choice"><input type="radio" name="poll_option" value="${o.id}" ${f.poll_option === String(o.id) ? 'checked' : ''}> ${o.title} <small>(${Math.round(o.amount_percent)}%)</small></label>`)}
+  <legend>${t.t('donor.poll_legend', { title: poll.title })}</legend>
+  <label class="choice"><input type="radio" name="poll_option" value="" ${f.poll_option === '' ? 'checked' : ''}> ${t.t('donor.poll_none')}</label>
+  ${poll.options.map((o) => html`<label class="choice"><input type="radio" name="poll_option" value="${o.id}" ${f.poll_option === String(o.id) ? 'checked' : ''}> ${o.title} <small>(${t.number(Math.round(o.amount_percent))}%)</small></label>`)}
   ${poll.allow_user_options
-    ? html`<label class="choice"><input type="radio" name="poll_option" value="own" ${f.poll_option === 'own' ? 'checked' : ''}> My own option:</label>
-  <input name="poll_option_title" maxlength="100" aria-label="Your own poll option" value="${f.poll_option_title}">`
+    ? html`<label class="choice"><input type="radio" name="poll_option" value="own" ${f.poll_option === 'own' ? 'checked' : ''}> ${t.t('donor.poll_own')}</label>
+  <input name="poll_option_title" maxlength="100" aria-label="${t.t('donor.poll_own_label')}" value="${f.poll_option_title}">`
     : ''}
   ${fieldErrors(errors, 'poll')}
 </fieldset>`;
 }
 
+/** The provider's own words, unless the catalog translates this provider (`payment.<id>.*`). */
+function providerText(t: Translator, provider: PaymentProvider, part: 'label' | 'description' | 'thanks'): string {
+  const key = `payment.${provider.id}.${part}`;
+  if (t.has(key)) return t.t(key);
+  return part === 'thanks' ? t.t('donor.thanks.test_payment') : provider[part];
+}
+
 function donorPage(
-  streamer: UserRow, csrf: string, provider: PaymentProvider, goals: GoalDetails[], poll: PollDetails | null, f: DonorForm, errors?: Record<string, string[]>,
+  t: Translator, streamer: UserRow, csrf: string, provider: PaymentProvider, goals: GoalDetails[], poll: PollDetails | null, f: DonorForm, errors?: Record<string, string[]>,
 ): Html {
   const general = errors?.form;
   return html`<section class="card donor">
+${languageSwitcher(t, `/r/${streamer.code}`)}
 <div class="donor-head">
   <img class="donor-avatar" src="${streamer.avatar ?? `/avatars/${streamer.id}.svg`}" alt="" width="72" height="72">
-  <div><h1>Support ${streamer.name}</h1><p class="muted">Your name, amount and message appear on the stream.</p></div>
+  <div><h1>${t.t('donor.heading', { name: streamer.name })}</h1><p class="muted">${t.t('donor.lead')}</p></div>
 </div>
-${goalsBlock(goals)}
+${goalsBlock(t, goals)}
 ${general ? html`<p class="error" role="alert">${general.join(' ')}</p>` : ''}
 <form method="post" action="/r/${streamer.code}" class="donor-form" novalidate>
   <input type="hidden" name="_csrf" value="${csrf}">
-  <label>Your name <small>(optional, up to ${DONATION_LIMITS.username} characters)</small>
-    <input name="username" maxlength="${DONATION_LIMITS.username}" autocomplete="nickname" placeholder="Anonymous" value="${f.username}"></label>
+  <input type="hidden" name="lang" value="${t.locale}">
+  <label>${t.t('donor.name')} <small>${t.t('donor.name_hint', { max: DONATION_LIMITS.username })}</small>
+    <input name="username" maxlength="${DONATION_LIMITS.username}" autocomplete="nickname" placeholder="${t.t('donor.name_placeholder')}" value="${f.username}"></label>
   ${fieldErrors(errors, 'username')}
   <div class="row">
-    <label>Amount <input name="amount" inputmode="decimal" required placeholder="5.00" value="${f.amount}"></label>
-    <label>Currency <select name="currency">${INPUT_CURRENCIES.map((c) => html`<option ${c === f.currency ? 'selected' : ''}>${c}</option>`)}</select></label>
+    <label>${t.t('donor.amount')} <input name="amount" inputmode="decimal" required placeholder="${t.decimal(5)}" value="${f.amount}"></label>
+    <label>${t.t('donor.currency')} <select name="currency">${INPUT_CURRENCIES.map((c) => html`<option ${c === f.currency ? 'selected' : ''}>${c}</option>`)}</select></label>
   </div>
   ${fieldErrors(errors, 'amount')}${fieldErrors(errors, 'currency')}
-  <label for="donor-message">Message <small>(optional)</small></label>
+  <label for="donor-message">${t.t('donor.message')} <small>${t.t('donor.optional')}</small></label>
   <textarea id="donor-message" name="message" rows="4" maxlength="${DONATION_LIMITS.message}" data-counter="message-count">${f.message}</textarea>
-  <p class="counter"><span id="message-count">${f.message.length}</span> / ${DONATION_LIMITS.message} characters</p>
+  <p class="counter">${t.rich('donor.counter', { count: f.message.length, max: DONATION_LIMITS.message, n: (chunks) => html`<span id="message-count">${chunks}</span>` })}</p>
   ${fieldErrors(errors, 'message')}
-  ${pollBlock(poll, f, errors)}
+  ${pollBlock(t, poll, f, errors)}
   <div class="payment${provider.isTest ? ' payment-test' : ''}">
-    <strong>Payment: ${provider.label}</strong>
-    <p>${provider.description}</p>
+    <strong>${t.t('donor.payment', { provider: providerText(t, provider, 'label') })}</strong>
+    <p>${providerText(t, provider, 'description')}</p>
   </div>
-  <button type="submit">Donate</button>
+  <button type="submit">${t.t('donor.submit')}</button>
 </form>
 </section>`;
 }
@@ -143,35 +163,40 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
     const user = await userByCode(db, code.toLowerCase());
     return user && user.is_active ? user : null;
   };
-  const notFound = (reply: FastifyReply) =>
-    reply.status(404).type(HTML).send(errorPage(404, 'There is no streamer with this donation link.'));
+  const notFound = (t: Translator, reply: FastifyReply) =>
+    reply.status(404).header('cache-control', 'no-store').type(HTML).send(errorPage(404, t.t('donor.not_found'), t));
 
-  const render = async (request: FastifyRequest, reply: FastifyReply, streamer: UserRow, f: DonorForm, errors?: Record<string, string[]>, status = 200) => {
+  const render = async (t: Translator, request: FastifyRequest, reply: FastifyReply, streamer: UserRow, f: DonorForm, errors?: Record<string, string[]>, status = 200) => {
     const [goals, poll] = await Promise.all([listGoals(db, streamer.id, { state: 'active' }), getActivePoll(db, streamer.id)]);
     const csrf = reply.generateCsrf();
-    const body = donorPage(streamer, csrf, provider, goals, poll, f, errors);
+    const body = donorPage(t, streamer, csrf, provider, goals, poll, f, errors);
     return reply
       .status(status)
       .header('cache-control', 'no-store')
+      .header('vary', 'accept-language, cookie')
       .type(HTML)
-      .send(page({ title: `Donate to ${streamer.name}`, user: request.sessionUser, csrf, body, head }));
+      .send(page({ t, title: t.t('donor.page_title', { name: streamer.name }), user: request.sessionUser, csrf, body, head }));
   };
 
   app.get<{ Params: { code: string } }>('/r/:code', async (request, reply) => {
+    const t = donorTranslator(request, reply);
     const streamer = await findStreamer(request.params.code);
-    if (!streamer) return notFound(reply);
-    return render(request, reply, streamer, { username: '', amount: '', currency: isInputCurrency(streamer.currency) ? streamer.currency : 'USD', message: '', poll_option: '', poll_option_title: '' });
+    if (!streamer) return notFound(t, reply);
+    return render(t, request, reply, streamer, { username: '', amount: '', currency: isInputCurrency(streamer.currency) ? streamer.currency : 'USD', message: '', poll_option: '', poll_option_title: '' });
   });
 
   app.post<{ Params: { code: string } }>(
     '/r/:code',
     { preHandler: app.csrfProtection, config: { rateLimit: { max: 30, timeWindow: 60_000, skipOnError: true } } },
     async (request, reply) => {
+      // The form says which language it was shown in (a switcher choice survives without cookies).
+      const shownIn = (request.body as Record<string, unknown> | undefined)?.lang;
+      const t = isLocale(shownIn) ? translator(shownIn) : translator(visitorLocale(request));
       const streamer = await findStreamer(request.params.code);
-      if (!streamer) return notFound(reply);
+      if (!streamer) return notFound(t, reply);
       const f = readForm(request.body);
-      const errors = formErrors(f);
-      if (Object.keys(errors).length) return render(request, reply, streamer, f, errors, 422);
+      const errors = formErrors(t, f);
+      if (Object.keys(errors).length) return render(t, request, reply, streamer, f, errors, 422);
       const vote =
         f.poll_option === 'own' ? { pollOptionTitle: f.poll_option_title } : f.poll_option ? { pollOptionId: Number(f.poll_option) } : {};
       let donationId: number;
@@ -188,37 +213,44 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
         });
         donationId = donation.id;
       } catch (err) {
-        if (err instanceof NotFoundError) return notFound(reply);
+        if (err instanceof NotFoundError) return notFound(t, reply);
         if (!(err instanceof ValidationError)) throw err;
         const shown: Record<string, string[]> = {};
         for (const [field, messages] of Object.entries(err.errors)) {
           const target = field === 'poll_option_id' || field === 'poll_option_title' ? 'poll' : ['username', 'amount', 'currency', 'message'].includes(field) ? field : 'form';
           (shown[target] ??= []).push(...messages);
         }
-        return render(request, reply, streamer, f, shown, 422);
+        return render(t, request, reply, streamer, f, shown, 422);
       }
-      return reply.redirect(`/r/${streamer.code}/thanks/${donationId}?t=${thanksTag(tagKey, streamer.id, donationId)}`, 303);
+      const lang = t.locale === visitorLocale(request) ? '' : `&lang=${t.locale}`;
+      return reply.redirect(`/r/${streamer.code}/thanks/${donationId}?t=${thanksTag(tagKey, streamer.id, donationId)}${lang}`, 303);
     },
   );
 
   app.get<{ Params: { code: string; id: string }; Querystring: { t?: string } }>('/r/:code/thanks/:id', async (request, reply) => {
+    const t = donorTranslator(request, reply);
     const streamer = await findStreamer(request.params.code);
     const id = /^[1-9]\d{0,14}$/.test(request.params.id) ? Number(request.params.id) : 0;
     const tag = typeof request.query.t === 'string' ? request.query.t : '';
-    if (!streamer || !id || !safeEqual(tag, thanksTag(tagKey, streamer.id, id))) return notFound(reply);
+    if (!streamer || !id || !safeEqual(tag, thanksTag(tagKey, streamer.id, id))) return notFound(t, reply);
     const donation = await donationOf(db, streamer.id, id);
-    if (!donation) return notFound(reply);
+    if (!donation) return notFound(t, reply);
+    const strong = (chunks: Html[]) => html`<strong>${chunks}</strong>`;
+    const amount = t.money(donation.amount, donation.currency);
+    const received = donation.payin_system
+      ? t.rich('donor.thanks.received_via', { amount, name: streamer.name, method: donation.payin_system, b: strong })
+      : t.rich('donor.thanks.received', { amount, name: streamer.name, b: strong });
     const body = html`<section class="card narrow donor-thanks">
-<h1>Thank you!</h1>
-<p>Your donation of <strong>${toMajor(donation.amount).toFixed(2)} ${donation.currency}</strong> to <strong>${streamer.name}</strong> was received${donation.payin_system ? html` (${donation.payin_system})` : ''}.</p>
-${provider.isTest ? html`<p class="payment payment-test">Recorded by the test / self-hosted payment provider: no money was charged.</p>` : ''}
-<dl class="facts"><dt>Name</dt><dd>${donation.username}</dd>${donation.message ? html`<dt>Message</dt><dd class="donor-message-text">${donation.message}</dd>` : ''}</dl>
-<p><a href="/r/${streamer.code}">Back to ${streamer.name}'s donation page</a></p>
+<h1>${t.t('donor.thanks.heading')}</h1>
+<p>${received}</p>
+${provider.isTest ? html`<p class="payment payment-test">${providerText(t, provider, 'thanks')}</p>` : ''}
+<dl class="facts"><dt>${t.t('donor.thanks.name')}</dt><dd>${donation.username}</dd>${donation.message ? html`<dt>${t.t('donor.thanks.message')}</dt><dd class="donor-message-text">${donation.message}</dd>` : ''}</dl>
+<p><a href="/r/${streamer.code}">${t.t('donor.thanks.back', { name: streamer.name })}</a></p>
 </section>`;
     return reply
       .header('cache-control', 'no-store')
       .header('referrer-policy', 'no-referrer')
       .type(HTML)
-      .send(page({ title: 'Thank you', user: request.sessionUser, csrf: reply.generateCsrf(), body, head }));
+      .send(page({ t, title: t.t('donor.thanks.page_title'), user: request.sessionUser, csrf: reply.generateCsrf(), body, head }));
   });
 }

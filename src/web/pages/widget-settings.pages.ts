@@ -3,11 +3,12 @@ import { ValidationError } from '../../domain/errors.js';
 import type { UserRow } from '../../modules/accounts/accounts.table.js';
 import { sendTestAlert } from '../../modules/widgets/alerts.service.js';
 import {
-  ALERT_TYPE_LABELS, ALERT_TYPES, createVariation, DEFAULT_TEMPLATES, deleteVariation, getVariation, LAYOUT_LABELS, LAYOUTS, listVariations,
+  ALERT_TYPES, createVariation, deleteVariation, getVariation, LAYOUTS, listVariations,
   TEMPLATE_PLACEHOLDERS, updateVariation, VARIATION_LIMITS, type VariationInput, type VariationView,
 } from '../../modules/widgets/variations.service.js';
 import { regenerateWidgetToken, widgetTokenFor } from '../../modules/widgets/widget-tokens.service.js';
-import type { AlertType } from '../../modules/widgets/widgets.table.js';
+import type { AlertLayout, AlertType } from '../../modules/widgets/widgets.table.js';
+import type { MessageKey, Translator } from '../../i18n/translator.js';
 import { html, type Html } from '../html.js';
 import { fieldErrors, page } from '../layout.js';
 import { requireUser } from '../session.js';
@@ -21,13 +22,22 @@ import { requireUser } from '../session.js';
 type FormValues = Record<'type' | 'name' | 'min_amount' | 'duration_ms' | 'layout' | 'text_template' | 'sound_url' | 'image_url' | 'enabled', string>;
 
 /** Outcomes of a redirect after POST; only these fixed messages are ever shown. */
-const NOTICES: Record<string, string> = {
-  token: 'A new widget token was generated. Update the URLs in OBS: the old ones no longer work.',
-  created: 'Variation created.',
-  saved: 'Variation saved.',
-  deleted: 'Variation deleted.',
-  test: 'Test alert sent: it shows in every open alerts widget within a second.',
+const NOTICES: Record<string, MessageKey> = {
+  token: 'widgets.notice.token',
+  created: 'widgets.notice.created',
+  saved: 'widgets.notice.saved',
+  deleted: 'widgets.notice.deleted',
+  test: 'widgets.notice.test',
 };
+
+const TYPE_KEY: Record<AlertType, 'donation' | 'custom' | 'merchandise_sale'> = { donation: 'donation', custom: 'custom', 'merchandise-sale': 'merchandise_sale' };
+const typeLabel = (t: Translator, type: AlertType) => t.t(`widgets.type.${TYPE_KEY[type]}`);
+const layoutLabel = (t: Translator, layout: AlertLayout) => t.t(`widgets.layout.${layout === 'image-above-text' ? 'image_above' : layout === 'image-left' ? 'image_left' : 'text_only'}`);
+
+/** The default template of the streamer's language, its placeholders kept for the widget to fill. */
+function defaultTemplate(t: Translator, type: AlertType): string {
+  return t.t(`widget.template.${TYPE_KEY[type]}`, { username: '{username}', money: '{money}', header: '{header}', bought_amount: '{bought_amount}' });
+}
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
@@ -50,71 +60,75 @@ function valuesOf(v: VariationView): FormValues {
   };
 }
 
-function defaults(type: AlertType): FormValues {
+function defaults(t: Translator, type: AlertType): FormValues {
   return {
-    type, name: ALERT_TYPE_LABELS[type], min_amount: '0', duration_ms: '6000', layout: 'image-above-text',
-    text_template: DEFAULT_TEMPLATES[type], sound_url: '', image_url: '', enabled: '1',
+    type, name: typeLabel(t, type), min_amount: '0', duration_ms: '6000', layout: 'image-above-text',
+    text_template: defaultTemplate(t, type), sound_url: '', image_url: '', enabled: '1',
   };
 }
 
 const idOf = (raw: unknown): number => (typeof raw === 'string' && /^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : 0);
 
-function send(reply: FastifyReply, user: UserRow, csrf: string, title: string, body: Html, status = 200): FastifyReply {
+function send(t: Translator, reply: FastifyReply, user: UserRow, csrf: string, title: string, body: Html, status = 200): FastifyReply {
   return reply
     .status(status)
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
-    .send(page({ title, user, csrf, body, head: html`<link rel="stylesheet" href="/static/widget-pages.css"><script src="/static/widget-settings.js" defer></script>` }));
+    .send(page({ t, title, user, csrf, body, head: html`<link rel="stylesheet" href="/static/widget-pages.css"><script src="/static/widget-settings.js" defer></script>` }));
 }
 
-function variationForm(action: string, csrf: string, currency: string, f: FormValues, errors?: Record<string, string[]>): Html {
+function variationForm(t: Translator, action: string, csrf: string, currency: string, f: FormValues, errors?: Record<string, string[]>): Html {
   return html`<form method="post" action="${action}" class="variation-form" novalidate>
   <input type="hidden" name="_csrf" value="${csrf}">
   <div class="row">
-    <label>Alert type <select name="type">${ALERT_TYPES.map((t) => html`<option value="${t}" ${t === f.type ? 'selected' : ''}>${ALERT_TYPE_LABELS[t]}</option>`)}</select></label>
-    <label>Name <small>(up to ${VARIATION_LIMITS.name} characters)</small> <input name="name" required maxlength="${VARIATION_LIMITS.name}" value="${f.name}"></label>
+    <label>${t.t('widgets.form.type')} <select name="type">${ALERT_TYPES.map((ty) => html`<option value="${ty}" ${ty === f.type ? 'selected' : ''}>${typeLabel(t, ty)}</option>`)}</select></label>
+    <label>${t.t('widgets.form.name')} <small>${t.t('widgets.form.name_hint', { max: VARIATION_LIMITS.name })}</small> <input name="name" required maxlength="${VARIATION_LIMITS.name}" value="${f.name}"></label>
   </div>
   ${fieldErrors(errors, 'type')}${fieldErrors(errors, 'name')}
   <div class="row">
-    <label>Minimum amount <small>(${currency}; not used for custom alerts)</small> <input name="min_amount" inputmode="decimal" value="${f.min_amount}"></label>
-    <label>Duration <small>(milliseconds, ${VARIATION_LIMITS.minDurationMs}–${VARIATION_LIMITS.maxDurationMs})</small> <input name="duration_ms" inputmode="numeric" value="${f.duration_ms}"></label>
-    <label>Layout <select name="layout">${LAYOUTS.map((l) => html`<option value="${l}" ${l === f.layout ? 'selected' : ''}>${LAYOUT_LABELS[l]}</option>`)}</select></label>
+    <label>${t.t('widgets.form.min_amount')} <small>${t.t('widgets.form.min_amount_hint', { currency })}</small> <input name="min_amount" inputmode="decimal" value="${f.min_amount}"></label>
+    <label>${t.t('widgets.form.duration')} <small>${t.t('widgets.form.duration_hint', { min: VARIATION_LIMITS.minDurationMs, max: VARIATION_LIMITS.maxDurationMs })}</small> <input name="duration_ms" inputmode="numeric" value="${f.duration_ms}"></label>
+    <label>${t.t('widgets.form.layout')} <select name="layout">${LAYOUTS.map((l) => html`<option value="${l}" ${l === f.layout ? 'selected' : ''}>${layoutLabel(t, l)}</option>`)}</select></label>
   </div>
   ${fieldErrors(errors, 'min_amount')}${fieldErrors(errors, 'duration_ms')}${fieldErrors(errors, 'layout')}
-  <label>Text template <small>(placeholders: ${TEMPLATE_PLACEHOLDERS.join(' ')})</small> <input name="text_template" maxlength="${VARIATION_LIMITS.template}" value="${f.text_template}"></label>
+  <label>${t.t('widgets.form.template')} <small>${t.t('widgets.form.template_hint', { list: TEMPLATE_PLACEHOLDERS.join(' ') })}</small> <input name="text_template" maxlength="${VARIATION_LIMITS.template}" value="${f.text_template}"></label>
   ${fieldErrors(errors, 'text_template')}
-  <label>Image URL <small>(http or https; optional)</small> <input name="image_url" type="url" maxlength="${VARIATION_LIMITS.url}" value="${f.image_url}"></label>
+  <label>${t.t('widgets.form.image_url')} <small>${t.t('widgets.form.url_hint')}</small> <input name="image_url" type="url" maxlength="${VARIATION_LIMITS.url}" value="${f.image_url}"></label>
   ${fieldErrors(errors, 'image_url')}
-  <label>Sound URL <small>(http or https; optional)</small> <input name="sound_url" type="url" maxlength="${VARIATION_LIMITS.url}" value="${f.sound_url}"></label>
+  <label>${t.t('widgets.form.sound_url')} <small>${t.t('widgets.form.url_hint')}</small> <input name="sound_url" type="url" maxlength="${VARIATION_LIMITS.url}" value="${f.sound_url}"></label>
   ${fieldErrors(errors, 'sound_url')}
-  <label class="check"><input type="checkbox" name="enabled" value="1" ${f.enabled ? 'checked' : ''}> Enabled</label>
-  <button type="submit">Save variation</button> <a href="/dashboard/widgets">Cancel</a>
+  <label class="check"><input type="checkbox" name="enabled" value="1" ${f.enabled ? 'checked' : ''}> ${t.t('widgets.form.enabled')}</label>
+  <button type="submit">${t.t('widgets.form.save')}</button> <a href="/dashboard/widgets">${t.t('widgets.form.cancel')}</a>
 </form>`;
 }
 
-function urlRow(id: string, label: string, url: string, hint?: string): Html {
+function urlRow(t: Translator, id: string, label: string, url: string, hint?: string): Html {
   return html`<div class="widget-url">
   <label for="${id}">${label}</label>
-  <div class="copy-row"><input id="${id}" class="mono" readonly value="${url}"><button type="button" class="secondary" data-copy="${id}">Copy</button></div>
+  <div class="copy-row"><input id="${id}" class="mono" readonly value="${url}" dir="ltr"><button type="button" class="secondary" data-copy="${id}" data-copied="${t.t('widgets.copied')}">${t.t('widgets.copy')}</button></div>
   ${hint ? html`<small class="hint">${hint}</small>` : ''}
 </div>`;
 }
 
-function variationRows(list: VariationView[], csrf: string, currency: string): Html {
-  if (list.length === 0) return html`<p class="muted">No variations yet.</p>`;
+function variationRows(t: Translator, list: VariationView[], csrf: string, currency: string): Html {
+  if (list.length === 0) return html`<p class="muted">${t.t('widgets.none')}</p>`;
+  const col = {
+    name: t.t('widgets.col.name'), min: t.t('widgets.col.minimum'), duration: t.t('widgets.col.duration'), layout: t.t('widgets.col.layout'),
+    template: t.t('widgets.col.template'), state: t.t('widgets.col.state'),
+  };
   return html`<table class="list">
-<thead><tr><th>Name</th><th>Minimum</th><th>Duration</th><th>Layout</th><th>Template</th><th>State</th><th></th></tr></thead>
+<thead><tr><th>${col.name}</th><th>${col.min}</th><th>${col.duration}</th><th>${col.layout}</th><th>${col.template}</th><th>${col.state}</th><th></th></tr></thead>
 <tbody>${list.map(
     (v) => html`<tr>
-  <td data-label="Name"><a href="/dashboard/widgets/variations/${v.id}">${v.name}</a></td>
-  <td data-label="Minimum">${v.type === 'custom' ? '—' : `${v.min_amount} ${currency}`}</td>
-  <td data-label="Duration">${(v.duration_ms / 1000).toFixed(1)} s</td>
-  <td data-label="Layout">${LAYOUT_LABELS[v.layout]}</td>
-  <td data-label="Template" class="template"><code>${v.text_template}</code></td>
-  <td data-label="State">${v.enabled ? 'Enabled' : 'Disabled'}</td>
+  <td data-label="${col.name}"><a href="/dashboard/widgets/variations/${v.id}">${v.name}</a></td>
+  <td data-label="${col.min}">${v.type === 'custom' ? '—' : t.moneyMajor(v.min_amount, currency)}</td>
+  <td data-label="${col.duration}">${t.t('widgets.seconds', { seconds: v.duration_ms / 1000 })}</td>
+  <td data-label="${col.layout}">${layoutLabel(t, v.layout)}</td>
+  <td data-label="${col.template}" class="template"><code>${v.text_template}</code></td>
+  <td data-label="${col.state}">${v.enabled ? t.t('widgets.enabled') : t.t('widgets.disabled')}</td>
   <td class="actions">
-    <form method="post" action="/dashboard/widgets/variations/${v.id}/test" class="inline"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="secondary">Send test alert</button></form>
-    <form method="post" action="/dashboard/widgets/variations/${v.id}/delete" class="inline" data-confirm="Delete the variation “${v.name}”?"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="danger">Delete</button></form>
+    <form method="post" action="/dashboard/widgets/variations/${v.id}/test" class="inline"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="secondary">${t.t('widgets.send_test')}</button></form>
+    <form method="post" action="/dashboard/widgets/variations/${v.id}/delete" class="inline" data-confirm="${t.t('widgets.confirm_delete', { name: v.name })}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="danger">${t.t('widgets.delete')}</button></form>
   </td>
 </tr>`,
   )}</tbody></table>`;
@@ -127,34 +141,35 @@ export async function widgetSettingsPages(app: FastifyInstance): Promise<void> {
 
   app.get('/dashboard/widgets', { preHandler: requireUser }, async (request, reply) => {
     const user = request.sessionUser!;
+    const t = request.i18n!;
     const csrf = reply.generateCsrf();
     const [token, variations] = await Promise.all([widgetTokenFor(db, key, user.id), listVariations(db, user.id)]);
     const q = encodeURIComponent(token);
     const done = NOTICES[str((request.query as Record<string, unknown>).done)];
     const hasCustom = variations.some((v) => v.type === 'custom' && v.enabled);
     const body = html`<section class="card">
-<h1>Alerts widget</h1>
-${done ? html`<div class="notice" role="status">${done}</div>` : ''}
-<p>Add these pages to OBS (or any streaming software) as <strong>browser sources</strong>. The background is transparent. Anyone with these links can see your alerts: keep them secret.</p>
-${urlRow('url-alerts', 'Alerts widget', `${base}/widget/alerts?token=${q}`, 'Shows donations, custom alerts and merchandise sales, one at a time.')}
-${urlRow('url-goal', 'Goal widget', `${base}/widget/goal?token=${q}`, 'Follows your newest running goal; add &goal=<id> to pin one goal.')}
-${urlRow('url-poll', 'Poll widget', `${base}/widget/poll?token=${q}`, 'Shows your running poll with live results.')}
-<form method="post" action="/dashboard/widgets/token" data-confirm="Generate a new widget token? The current widget URLs stop working.">
+<h1>${t.t('widgets.title')}</h1>
+${done ? html`<div class="notice" role="status">${t.t(done)}</div>` : ''}
+<p>${t.rich('widgets.intro', { b: (chunks) => html`<strong>${chunks}</strong>` })}</p>
+${urlRow(t, 'url-alerts', t.t('widget.title.alerts'), `${base}/widget/alerts?token=${q}`, t.t('widgets.hint.alerts'))}
+${urlRow(t, 'url-goal', t.t('widget.title.goal'), `${base}/widget/goal?token=${q}`, t.t('widgets.hint.goal'))}
+${urlRow(t, 'url-poll', t.t('widget.title.poll'), `${base}/widget/poll?token=${q}`, t.t('widgets.hint.poll'))}
+<form method="post" action="/dashboard/widgets/token" data-confirm="${t.t('widgets.confirm_regenerate')}">
   <input type="hidden" name="_csrf" value="${csrf}">
-  <button type="submit" class="danger">Regenerate token</button>
+  <button type="submit" class="danger">${t.t('widgets.regenerate')}</button>
 </form>
 </section>
 ${ALERT_TYPES.map(
   (type) => html`<section class="card">
-<h2>${ALERT_TYPE_LABELS[type]}</h2>
-${type === 'custom' && !hasCustom ? html`<p class="warning">Custom alerts sent by your applications are not shown until you add an enabled Custom alerts variation.</p>` : ''}
-${variationRows(variations.filter((v) => v.type === type), csrf, user.currency)}
-<p><a class="button" href="/dashboard/widgets/variations/new?type=${type}">Add a ${ALERT_TYPE_LABELS[type].toLowerCase()} variation</a></p>
+<h2>${typeLabel(t, type)}</h2>
+${type === 'custom' && !hasCustom ? html`<p class="warning">${t.t('widgets.custom_warning')}</p>` : ''}
+${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currency)}
+<p><a class="button" href="/dashboard/widgets/variations/new?type=${type}">${t.t(`widgets.add.${TYPE_KEY[type]}`)}</a></p>
 </section>`,
 )}
-<section class="card"><h2>How variations are chosen</h2>
-<p>For each alert the widget picks the enabled variation of its type with the highest minimum amount that is not above the alert's amount (in ${user.currency}). Without a matching variation the alert is not shown.</p></section>`;
-    return send(reply, user, csrf, 'Alerts widget', body);
+<section class="card"><h2>${t.t('widgets.how_title')}</h2>
+<p>${t.t('widgets.how', { currency: user.currency })}</p></section>`;
+    return send(t, reply, user, csrf, t.t('widgets.title'), body);
   });
 
   app.post('/dashboard/widgets/token', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
@@ -166,9 +181,10 @@ ${variationRows(variations.filter((v) => v.type === type), csrf, user.currency)}
     const user = request.sessionUser!;
     const csrf = reply.generateCsrf();
     const requested = str((request.query as Record<string, unknown>).type) as AlertType;
-    const f = defaults(ALERT_TYPES.includes(requested) ? requested : 'donation');
-    const body = html`<section class="card"><h1>New variation</h1>${variationForm('/dashboard/widgets/variations', csrf, user.currency, f)}</section>`;
-    return send(reply, user, csrf, 'New variation', body);
+    const t = request.i18n!;
+    const f = defaults(t, ALERT_TYPES.includes(requested) ? requested : 'donation');
+    const body = html`<section class="card"><h1>${t.t('widgets.new_title')}</h1>${variationForm(t, '/dashboard/widgets/variations', csrf, user.currency, f)}</section>`;
+    return send(t, reply, user, csrf, t.t('widgets.new_title'), body);
   });
 
   app.post('/dashboard/widgets/variations', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
@@ -180,8 +196,9 @@ ${variationRows(variations.filter((v) => v.type === type), csrf, user.currency)}
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       const csrf = reply.generateCsrf();
-      const body = html`<section class="card"><h1>New variation</h1>${variationForm('/dashboard/widgets/variations', csrf, user.currency, f, err.errors)}</section>`;
-      return send(reply, user, csrf, 'New variation', body, 422);
+      const t = request.i18n!;
+      const body = html`<section class="card"><h1>${t.t('widgets.new_title')}</h1>${variationForm(t, '/dashboard/widgets/variations', csrf, user.currency, f, err.errors)}</section>`;
+      return send(t, reply, user, csrf, t.t('widgets.new_title'), body, 422);
     }
   });
 
@@ -189,8 +206,9 @@ ${variationRows(variations.filter((v) => v.type === type), csrf, user.currency)}
     const user = request.sessionUser!;
     const csrf = reply.generateCsrf();
     const v = await getVariation(db, user.id, idOf(request.params.id));
-    const body = html`<section class="card"><h1>Edit variation</h1>${variationForm(`/dashboard/widgets/variations/${v.id}`, csrf, user.currency, valuesOf(v))}</section>`;
-    return send(reply, user, csrf, 'Edit variation', body);
+    const t = request.i18n!;
+    const body = html`<section class="card"><h1>${t.t('widgets.edit_title')}</h1>${variationForm(t, `/dashboard/widgets/variations/${v.id}`, csrf, user.currency, valuesOf(v))}</section>`;
+    return send(t, reply, user, csrf, t.t('widgets.edit_title'), body);
   });
 
   app.post<{ Params: { id: string } }>('/dashboard/widgets/variations/:id', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
@@ -203,8 +221,9 @@ ${variationRows(variations.filter((v) => v.type === type), csrf, user.currency)}
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       const csrf = reply.generateCsrf();
-      const body = html`<section class="card"><h1>Edit variation</h1>${variationForm(`/dashboard/widgets/variations/${id}`, csrf, user.currency, f, err.errors)}</section>`;
-      return send(reply, user, csrf, 'Edit variation', body, 422);
+      const t = request.i18n!;
+      const body = html`<section class="card"><h1>${t.t('widgets.edit_title')}</h1>${variationForm(t, `/dashboard/widgets/variations/${id}`, csrf, user.currency, f, err.errors)}</section>`;
+      return send(t, reply, user, csrf, t.t('widgets.edit_title'), body, 422);
     }
   });
 
@@ -216,7 +235,8 @@ ${variationRows(variations.filter((v) => v.type === type), csrf, user.currency)}
   app.post<{ Params: { id: string } }>('/dashboard/widgets/variations/:id/test', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const user = request.sessionUser!;
     const variation = await getVariation(db, user.id, idOf(request.params.id));
-    await sendTestAlert(db, user, variation);
+    const t = request.i18n!;
+    await sendTestAlert(db, user, variation, { donor: t.t('widget.test.donor'), customer: t.t('widget.test.customer'), header: t.t('widget.test.header'), message: t.t('widget.test.message') });
     return reply.redirect('/dashboard/widgets?done=test', 303);
   });
 }

@@ -11,7 +11,10 @@ import { markShown, unshownAlerts } from '../../modules/widgets/alerts.service.j
 import { listVariations } from '../../modules/widgets/variations.service.js';
 import { userForWidgetToken } from '../../modules/widgets/widget-tokens.service.js';
 import { signChannelToken, signConnectionToken } from '../../realtime/tokens.js';
-import { errorPage } from '../layout.js';
+import { localeOr } from '../../i18n/locales.js';
+import { translator, type Translator } from '../../i18n/translator.js';
+import { visitorLocale } from '../i18n.js';
+import { errorPage, scriptMessages } from '../layout.js';
 import { html, jsonForScript, type Html } from '../html.js';
 
 /**
@@ -48,20 +51,28 @@ export async function widgetRealtimeTokens(secret: string, userId: number): Prom
   return { connection_token: connection!, channels: Object.fromEntries(names.map((n, i) => [n, tokens[i]!])) };
 }
 
-function widgetDocument(title: string, kind: string, config: unknown, scripts: string[]): string {
-  const tags: Html[] = scripts.map((src) => html`<script src="${src}"></script>`);
+/** The streamer's language: a widget speaks it whatever the language of the machine running OBS. */
+const streamerTranslator = (user: UserRow): Translator => translator(localeOr(user.language));
+
+/**
+ * A widget page in the streamer's language (`lang`, `dir`, and its messages for the scripts).
+ * Scripts are deferred so that /static/i18n.js, a module, runs before them.
+ */
+function widgetDocument(t: Translator, kind: 'alerts' | 'goal' | 'poll', config: unknown, scripts: string[]): string {
+  const tags: Html[] = scripts.map((src) => html`<script src="${src}" defer></script>`);
   return html`<!doctype html>
-<html lang="en" class="widget">
+<html lang="${t.tag}" dir="${t.dir}" class="widget">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${title} · OpenAlerts</title>
+<title>${t.t('layout.title', { title: t.t(`widget.title.${kind}`) })}</title>
 <link rel="stylesheet" href="/static/widget.css">
 </head>
 <body class="widget widget-${kind}">
 <div id="stage" aria-live="polite"></div>
 <script type="application/json" id="widget-config">${jsonForScript(config)}</script>
+${scriptMessages(t, 'widget')}
 ${tags}
 </body>
 </html>`.value;
@@ -81,7 +92,8 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
   const pageUser = async (request: FastifyRequest, reply: FastifyReply): Promise<UserRow | null> => {
     const user = await userForWidgetToken(db, queryToken(request));
     if (!user) {
-      privateReply(reply).status(404).type('text/html; charset=utf-8').send(errorPage(404, 'This widget link is not valid. Copy the widget URL again from your dashboard (it changes when the token is regenerated).'));
+      const t = translator(visitorLocale(request));
+      privateReply(reply).status(404).type('text/html; charset=utf-8').send(errorPage(404, t.t('widget.invalid_link'), t));
       return null;
     }
     return user;
@@ -122,7 +134,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
       tokenCheckMs: WIDGET_TOKEN_CHECK_MS,
     };
     return privateReply(reply).type('text/html; charset=utf-8').send(
-      widgetDocument('Alerts widget', 'alerts', config, [...COMMON_SCRIPTS, '/static/widget-alerts.js']),
+      widgetDocument(streamerTranslator(user), 'alerts', config, [...COMMON_SCRIPTS, '/static/widget-alerts.js']),
     );
   });
 
@@ -134,7 +146,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
     const channel = goalChannel(user.id);
     const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], goalId: pinned, goal, tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
     return privateReply(reply).type('text/html; charset=utf-8').send(
-      widgetDocument('Goal widget', 'goal', config, [...COMMON_SCRIPTS, '/static/widget-goal.js']),
+      widgetDocument(streamerTranslator(user), 'goal', config, [...COMMON_SCRIPTS, '/static/widget-goal.js']),
     );
   });
 
@@ -145,7 +157,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
     const channel = pollChannel(user.id);
     const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], poll: poll && publicPoll(poll), tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
     return privateReply(reply).type('text/html; charset=utf-8').send(
-      widgetDocument('Poll widget', 'poll', config, [...COMMON_SCRIPTS, '/static/widget-poll.js']),
+      widgetDocument(streamerTranslator(user), 'poll', config, [...COMMON_SCRIPTS, '/static/widget-poll.js']),
     );
   });
 

@@ -1,10 +1,12 @@
-// Donor page: live character counter for the message (the form works without it).
+// Donor page: live character counter for the message, and the language switcher changes the page
+// as soon as a language is picked (the form and the switcher both work without this script).
 'use strict';
 (function () {
+  var numbers = new Intl.NumberFormat(document.documentElement.lang || undefined);
   document.querySelectorAll('textarea[data-counter]').forEach(function (area) {
     var counter = document.getElementById(area.getAttribute('data-counter'));
     if (!counter) return;
-    var update = function () { counter.textContent = String(area.value.length); };
+    var update = function () { counter.textContent = numbers.format(area.value.length); };
     area.addEventListener('input', update);
     update();
   });
@@ -12,4 +14,10 @@
   var own = document.querySelector('input[name="poll_option_title"]');
   var ownChoice = document.querySelector('input[name="poll_option"][value="own"]');
   if (own && ownChoice) own.addEventListener('input', function () { if (own.value) ownChoice.checked = true; });
+
+  document.querySelectorAll('select[data-autosubmit]').forEach(function (select) {
+    select.addEventListener('change', function () { select.form.submit(); });
+    var button = select.form.querySelector('button[type="submit"]');
+    if (button) button.hidden = true;
+  });
 })();

@@ -49,16 +49,24 @@
     return best;
   }
 
+  /** Donations without a name are stored as "Anonymous": the stream reads it in the streamer's language. */
+  function displayName(username) {
+    return !username || username === 'Anonymous' ? W.t('widget.anonymous', undefined, 'Anonymous') : username;
+  }
+
+  /** The streamer's template with its placeholders filled in, as plain text (never markup). */
   function fill(template, a) {
+    var hasAmount = a.amount !== undefined && a.amount !== null;
     var values = {
-      username: a.username || 'Anonymous',
-      amount: a.amount === undefined || a.amount === null ? '' : W.formatMoney(a.amount),
+      username: displayName(a.username),
+      amount: hasAmount ? W.formatMoney(a.amount) : '',
       currency: a.currency || '',
+      money: hasAmount ? W.formatMoney(a.amount, a.currency) : '',
       message: a.message || '',
       header: a.header || '',
-      bought_amount: a.bought_amount === undefined || a.bought_amount === null ? '' : String(a.bought_amount),
+      bought_amount: a.bought_amount === undefined || a.bought_amount === null ? '' : W.number(a.bought_amount),
     };
-    return template.replace(/\{(username|amount|currency|message|header|bought_amount)\}/g, function (_m, key) { return values[key]; });
+    return template.replace(/\{(username|amount|currency|money|message|header|bought_amount)\}/g, function (_m, key) { return values[key]; });
   }
 
   var httpUrl = function (u) { return typeof u === 'string' && /^https?:\/\//i.test(u) ? u : null; };

@@ -1,4 +1,4 @@
-// Shared by the OBS widget pages (alerts, goal, poll); needs common.js. No inline script anywhere
+// Shared by the OBS widget pages (alerts, goal, poll); needs common.js and i18n.js. No inline script anywhere
 // (CSP script-src 'self'): the page's data comes from <script type="application/json" id="widget-config">.
 'use strict';
 (function () {
@@ -97,10 +97,9 @@
     return node;
   }
 
+  /** Money and numbers in the streamer's language (i18n.js): `1 234,50 ₽`, whole amounts without decimals. */
   function formatMoney(amount, currency) {
-    var n = Number(amount);
-    var text = isFinite(n) ? (Math.round(n * 100) / 100).toLocaleString('en-US', { minimumFractionDigits: n % 1 ? 2 : 0, maximumFractionDigits: 2 }) : String(amount);
-    return currency ? text + ' ' + currency : text;
+    return window.OpenAlertsI18n.money(amount, currency, true);
   }
 
   window.OpenAlertsWidget = {
@@ -112,6 +111,8 @@
     el: el,
     bar: bar,
     formatMoney: formatMoney,
+    t: window.OpenAlertsI18n.t,
+    number: window.OpenAlertsI18n.number,
     isStopped: function () { return stopped; },
     onStop: function (fn) { onStop.push(fn); },
   };

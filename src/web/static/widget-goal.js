@@ -20,10 +20,10 @@
     bar.setAttribute('aria-valuemin', '0');
     bar.setAttribute('aria-valuemax', '100');
     bar.setAttribute('aria-valuenow', String(Math.round(percent)));
-    bar.appendChild(W.el('div', 'bar-label', Math.floor(percent) + '%'));
+    bar.appendChild(W.el('div', 'bar-label', W.number(Math.floor(percent) / 100, { style: 'percent' })));
     card.appendChild(bar);
-    card.appendChild(W.el('div', 'goal-amounts', W.formatMoney(raised) + ' / ' + W.formatMoney(target, goal.currency)));
-    if (!goal.is_active) card.appendChild(W.el('div', 'goal-state', raised >= target ? 'Goal reached!' : 'Goal ended'));
+    card.appendChild(W.el('div', 'goal-amounts', W.formatMoney(raised, goal.currency) + ' / ' + W.formatMoney(target, goal.currency)));
+    if (!goal.is_active) card.appendChild(W.el('div', 'goal-state', raised >= target ? W.t('widget.goal_reached') : W.t('widget.goal_ended')));
     stage.appendChild(card);
   }
 

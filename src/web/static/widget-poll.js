@@ -20,14 +20,14 @@
       item.setAttribute('data-option', String(o.id));
       var head = W.el('div', 'poll-option-head');
       head.appendChild(W.el('span', 'poll-option-title', o.title));
-      var value = poll.type === 'sum' ? W.formatMoney(o.amount_value) : String(o.amount_value);
-      head.appendChild(W.el('span', 'poll-option-value', value + ' · ' + Math.round(Number(o.amount_percent)) + '%'));
+      var value = poll.type === 'sum' ? W.formatMoney(o.amount_value) : W.t('widget.poll_count', { count: Number(o.amount_value) });
+      head.appendChild(W.el('span', 'poll-option-value', value + ' · ' + W.number(Math.round(Number(o.amount_percent)) / 100, { style: 'percent' })));
       item.appendChild(head);
       item.appendChild(W.bar(Number(o.amount_percent)));
       list.appendChild(item);
     });
     card.appendChild(list);
-    if (!poll.is_active) card.appendChild(W.el('div', 'poll-state', 'Poll closed'));
+    if (!poll.is_active) card.appendChild(W.el('div', 'poll-state', W.t('widget.poll_closed')));
     stage.appendChild(card);
   }
 

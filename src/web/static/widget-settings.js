@@ -7,7 +7,7 @@
       if (!input) return;
       var done = function () {
         var label = button.textContent;
-        button.textContent = 'Copied';
+        button.textContent = button.getAttribute('data-copied') || 'Copied';
         setTimeout(function () { button.textContent = label; }, 1500);
       };
       if (navigator.clipboard && window.isSecureContext) {

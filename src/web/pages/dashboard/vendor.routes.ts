@@ -13,7 +13,17 @@ const require = createRequire(import.meta.url);
 const VENDOR_FILES: Record<string, { module: string; file: string; type: string }> = {
   'centrifuge.js': { module: 'centrifuge', file: 'dist/centrifuge.js', type: 'text/javascript; charset=utf-8' },
   'centrifuge.js.map': { module: 'centrifuge', file: 'dist/centrifuge.js.map', type: 'application/json' },
+  // ICU messages in the browser (widgets, dashboard): the package's one-file ES module build, with
+  // its dependencies inside (despite the name, it ends in `export {…}`); /static/i18n.js imports it.
+  'intl-messageformat.js': { module: 'intl-messageformat', file: 'intl-messageformat.iife.js', type: 'text/javascript; charset=utf-8' },
 };
+
+/** Drops a source-map comment that points at a file the package does not ship. */
+function withoutMissingSourceMap(dir: string, body: Buffer): Buffer {
+  const text = body.toString('utf8');
+  const m = /\n\/\/# sourceMappingURL=(\S+)\s*$/.exec(text);
+  return m && !fs.existsSync(path.join(dir, m[1]!)) ? Buffer.from(text.slice(0, m.index + 1)) : body;
+}
 
 /** The package's folder, found the way Node looks up modules (its `exports` hide package.json). */
 function packageDir(name: string): string {
@@ -26,7 +36,8 @@ function packageDir(name: string): string {
 export async function vendorRoutes(app: FastifyInstance): Promise<void> {
   const files = new Map<string, { body: Buffer; type: string }>();
   for (const [name, spec] of Object.entries(VENDOR_FILES)) {
-    files.set(name, { body: fs.readFileSync(path.join(packageDir(spec.module), spec.file)), type: spec.type });
+    const file = path.join(packageDir(spec.module), spec.file);
+    files.set(name, { body: withoutMissingSourceMap(path.dirname(file), fs.readFileSync(file)), type: spec.type });
   }
   // Another page set may have registered the same vendor route first; one is enough.
   if (app.hasRoute({ method: 'GET', url: '/static/vendor/:file' })) return;

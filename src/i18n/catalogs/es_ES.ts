@@ -1,0 +1,6 @@
+import type { Catalog } from './index.js';
+
+const es_ES: Catalog = {
+};
+
+export default es_ES;

@@ -1,0 +1,6 @@
+import type { Catalog } from './index.js';
+
+const kk_KZ: Catalog = {
+};
+
+export default kk_KZ;

@@ -1,0 +1,6 @@
+import type { Catalog } from './index.js';
+
+const ko_KR: Catalog = {
+};
+
+export default ko_KR;

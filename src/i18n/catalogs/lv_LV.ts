@@ -1,0 +1,6 @@
+import type { Catalog } from './index.js';
+
+const lv_LV: Catalog = {
+};
+
+export default lv_LV;

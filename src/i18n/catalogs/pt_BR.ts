@@ -1,0 +1,6 @@
+import type { Catalog } from './index.js';
+
+const pt_BR: Catalog = {
+};
+
+export default pt_BR;

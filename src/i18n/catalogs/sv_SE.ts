@@ -1,0 +1,6 @@
+import type { Catalog } from './index.js';
+
+const sv_SE: Catalog = {
+};
+
+export default sv_SE;
