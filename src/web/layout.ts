@@ -129,8 +129,8 @@ export function languageSwitcher(t: Translator, action: string): Html {
 export function errorPage(status: number, message: string, t: Translator = english()): string {
   return page({
     t,
-    title: t.t('error.title', { status }),
-    body: html`<section class="card"><h1>${t.t('error.title', { status })}</h1><p>${message}</p><p><a href="/">${t.t('error.back')}</a></p></section>`,
+    title: t.t('layout.error_title', { status }),
+    body: html`<section class="card"><h1>${t.t('layout.error_title', { status })}</h1><p>${message}</p><p><a href="/">${t.t('layout.error_back')}</a></p></section>`,
   });
 }
 
@@ -150,8 +150,8 @@ export function serverErrorPage(status: number, message: string, t: Translator =
   const details = status >= 500 ? html`` : html`<p class="muted">${t.t('error.details')} <span lang="en" dir="ltr">${message}</span></p>`;
   return page({
     t,
-    title: t.t('error.title', { status }),
-    body: html`<section class="card"><h1>${t.t('error.title', { status })}</h1><p>${t.t(key)}</p>${details}<p><a href="/">${t.t('error.back')}</a></p></section>`,
+    title: t.t('layout.error_title', { status }),
+    body: html`<section class="card"><h1>${t.t('layout.error_title', { status })}</h1><p>${t.t(key)}</p>${details}<p><a href="/">${t.t('layout.error_back')}</a></p></section>`,
   });
 }
 

@@ -6,7 +6,7 @@
  * always escaped. A straight apostrophe before `{`, `}` or `#` quotes it (ICU): use ’ in text.
  *
  * Namespaces shown to donors and the stream audience (and so present in every locale):
- * `layout`, `error`, `lang`, `donor`, `payment`, `widget`.
+ * `layout`, `lang`, `donor`, `payment`, `widget`.
  */
 const en_US = {
   // The page shell
@@ -18,8 +18,8 @@ const en_US = {
   'layout.admin_badge': 'admin',
 
   // Error pages (the status names what went wrong; the details come from the server)
-  'error.title': 'Error {status}',
-  'error.back': 'Back to the start page',
+  'layout.error_title': 'Error {status}',
+  'layout.error_back': 'Back to the start page',
   'error.400': 'The request could not be understood. Check what you entered and try again.',
   'error.401': 'You need to log in to see this page.',
   'error.403': 'You are not allowed to do this.',
@@ -60,7 +60,6 @@ const en_US = {
   'donor.goal_progress': '{raised} of {goal}',
   'donor.name': 'Your name',
   'donor.name_hint': '(optional, up to {max, plural, one {# character} other {# characters}})',
-  'donor.name_placeholder': 'Anonymous',
   'donor.amount': 'Amount',
   'donor.currency': 'Currency',
   'donor.message': 'Message',
@@ -73,14 +72,14 @@ const en_US = {
   'donor.payment': 'Payment: {provider}',
   'donor.submit': 'Donate',
   'donor.not_found': 'There is no streamer with this donation link.',
-  'donor.error.name_too_long': 'Your name must not be longer than {max, plural, one {# character} other {# characters}}.',
+  'donor.error.name_too_long': 'Your name must not be greater than {max, plural, one {# character} other {# characters}}.',
   'donor.error.amount_required': 'Enter an amount.',
   'donor.error.amount_positive': 'The amount must be greater than 0.',
-  'donor.error.amount_format': 'Enter the amount as a number, such as {example}.',
+  'donor.error.amount_format': 'The amount must be a positive number such as {example}.',
   'donor.error.amount_decimals': 'The amount can have at most two decimal places.',
   'donor.error.amount_too_large': 'The amount is too large.',
   'donor.error.currency': 'Choose one of {list}.',
-  'donor.error.message_too_long': 'The message must not be longer than {max, plural, one {# character} other {# characters}}.',
+  'donor.error.message_too_long': 'The message must not be greater than {max, plural, one {# character} other {# characters}}.',
   'donor.error.poll_choose': 'Choose one of the poll options.',
   'donor.error.poll_own_empty': 'Type your own option, or choose one of the listed ones.',
   'donor.thanks.page_title': 'Thank you',
@@ -95,7 +94,6 @@ const en_US = {
   // The built-in payment provider, as donors see it
   'payment.test.label': 'Test / self-hosted payment',
   'payment.test.description': 'This server uses the built-in test / self-hosted payment provider: no money is charged, and the donation is recorded as paid immediately.',
-  'payment.test.thanks': 'Recorded by the test / self-hosted payment provider: no money was charged.',
 
   // OBS widgets (what the stream audience sees)
   'widget.title.alerts': 'Alerts widget',
@@ -111,10 +109,10 @@ const en_US = {
   'widget.template.donation': '{username} — {money}',
   'widget.template.custom': '{header}',
   'widget.template.merchandise_sale': '{username} bought {bought_amount} × merch — {money}',
-  'widget.test.donor': 'Test donor',
-  'widget.test.customer': 'Test customer',
-  'widget.test.header': 'Test custom alert',
-  'widget.test.message': 'This is a test alert from your dashboard.',
+  'widgets.test.donor': 'Test donor',
+  'widgets.test.customer': 'Test customer',
+  'widgets.test.header': 'Test custom alert',
+  'widgets.test.message': 'This is a test alert from your dashboard.',
 
   // Dashboard: alerts widget settings
   'widgets.title': 'Alerts widget',

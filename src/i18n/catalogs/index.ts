@@ -32,7 +32,7 @@ export const CATALOGS: Record<Locale, Catalog> = {
  * English, or the namespaces donors and the stream audience see — the donor page, the widgets,
  * the page shell around them and their error pages. Other strings fall back to English.
  */
-export const AUDIENCE_NAMESPACES = ['layout', 'error', 'lang', 'donor', 'payment', 'widget'] as const;
+export const AUDIENCE_NAMESPACES = ['layout', 'lang', 'donor', 'payment', 'widget'] as const;
 export const FULL_LOCALES: readonly Locale[] = ['en_US', 'ru_RU'];
 
 export function coverage(locale: Locale): 'all' | readonly string[] {

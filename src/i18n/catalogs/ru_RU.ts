@@ -9,8 +9,8 @@ const ru_RU: Record<MessageKey, string> = {
   'layout.log_out': 'Выйти',
   'layout.admin_badge': 'админ',
 
-  'error.title': 'Ошибка {status}',
-  'error.back': 'На главную',
+  'layout.error_title': 'Ошибка {status}',
+  'layout.error_back': 'На главную',
   'error.400': 'Не удалось разобрать запрос. Проверьте введённые данные и попробуйте ещё раз.',
   'error.401': 'Чтобы открыть эту страницу, войдите в аккаунт.',
   'error.403': 'У вас нет прав на это действие.',
@@ -48,7 +48,6 @@ const ru_RU: Record<MessageKey, string> = {
   'donor.goal_progress': '{raised} из {goal}',
   'donor.name': 'Ваше имя',
   'donor.name_hint': '(необязательно, до {max, plural, one {# символа} few {# символов} many {# символов} other {# символа}})',
-  'donor.name_placeholder': 'Аноним',
   'donor.amount': 'Сумма',
   'donor.currency': 'Валюта',
   'donor.message': 'Сообщение',
@@ -82,7 +81,6 @@ const ru_RU: Record<MessageKey, string> = {
 
   'payment.test.label': 'Тестовая оплата (свой сервер)',
   'payment.test.description': 'На этом сервере работает встроенный тестовый способ оплаты: деньги не списываются, а донат сразу засчитывается как оплаченный.',
-  'payment.test.thanks': 'Донат проведён тестовым способом оплаты: деньги не списаны.',
 
   'widget.title.alerts': 'Виджет оповещений',
   'widget.title.goal': 'Виджет цели',
@@ -96,10 +94,10 @@ const ru_RU: Record<MessageKey, string> = {
   'widget.template.donation': '{username} донатит {money}!',
   'widget.template.custom': '{header}',
   'widget.template.merchandise_sale': '{username} покупает мерч ({bought_amount} шт.) — {money}',
-  'widget.test.donor': 'Тестовый донатер',
-  'widget.test.customer': 'Тестовый покупатель',
-  'widget.test.header': 'Тестовое оповещение',
-  'widget.test.message': 'Это тестовое оповещение из панели управления.',
+  'widgets.test.donor': 'Тестовый донатер',
+  'widgets.test.customer': 'Тестовый покупатель',
+  'widgets.test.header': 'Тестовое оповещение',
+  'widgets.test.message': 'Это тестовое оповещение из панели управления.',
 
   'widgets.title': 'Виджет оповещений',
   'widgets.intro': 'Добавьте эти страницы в OBS (или другую программу для стриминга) как <b>источники «Браузер»</b>. Фон у них прозрачный. Любой, у кого есть эти ссылки, увидит ваши оповещения, поэтому никому их не показывайте.',

@@ -103,10 +103,9 @@ function pollBlock(t: Translator, poll: PollDetails | null, f: DonorForm, errors
 }
 
 /** The provider's own words, unless the catalog translates this provider (`payment.<id>.*`). */
-function providerText(t: Translator, provider: PaymentProvider, part: 'label' | 'description' | 'thanks'): string {
+function providerText(t: Translator, provider: PaymentProvider, part: 'label' | 'description'): string {
   const key = `payment.${provider.id}.${part}`;
-  if (t.has(key)) return t.t(key);
-  return part === 'thanks' ? t.t('donor.thanks.test_payment') : provider[part];
+  return t.has(key) ? t.t(key) : provider[part];
 }
 
 function donorPage(
@@ -125,7 +124,7 @@ ${general ? html`<p class="error" role="alert">${general.join(' ')}</p>` : ''}
   <input type="hidden" name="_csrf" value="${csrf}">
   <input type="hidden" name="lang" value="${t.locale}">
   <label>${t.t('donor.name')} <small>${t.t('donor.name_hint', { max: DONATION_LIMITS.username })}</small>
-    <input name="username" maxlength="${DONATION_LIMITS.username}" autocomplete="nickname" placeholder="${t.t('donor.name_placeholder')}" value="${f.username}"></label>
+    <input name="username" maxlength="${DONATION_LIMITS.username}" autocomplete="nickname" placeholder="${t.t('widget.anonymous')}" value="${f.username}"></label>
   ${fieldErrors(errors, 'username')}
   <div class="row">
     <label>${t.t('donor.amount')} <input name="amount" inputmode="decimal" required placeholder="${t.decimal(5)}" value="${f.amount}"></label>
@@ -243,7 +242,7 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
     const body = html`<section class="card narrow donor-thanks">
 <h1>${t.t('donor.thanks.heading')}</h1>
 <p>${received}</p>
-${provider.isTest ? html`<p class="payment payment-test">${providerText(t, provider, 'thanks')}</p>` : ''}
+${provider.isTest ? html`<p class="payment payment-test">${t.t('donor.thanks.test_payment')}</p>` : ''}
 <dl class="facts"><dt>${t.t('donor.thanks.name')}</dt><dd>${donation.username}</dd>${donation.message ? html`<dt>${t.t('donor.thanks.message')}</dt><dd class="donor-message-text">${donation.message}</dd>` : ''}</dl>
 <p><a href="/r/${streamer.code}">${t.t('donor.thanks.back', { name: streamer.name })}</a></p>
 </section>`;

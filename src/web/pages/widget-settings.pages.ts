@@ -236,7 +236,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
     const user = request.sessionUser!;
     const variation = await getVariation(db, user.id, idOf(request.params.id));
     const t = request.i18n!;
-    await sendTestAlert(db, user, variation, { donor: t.t('widget.test.donor'), customer: t.t('widget.test.customer'), header: t.t('widget.test.header'), message: t.t('widget.test.message') });
+    await sendTestAlert(db, user, variation, { donor: t.t('widgets.test.donor'), customer: t.t('widgets.test.customer'), header: t.t('widgets.test.header'), message: t.t('widgets.test.message') });
     return reply.redirect('/dashboard/widgets?done=test', 303);
   });
 }
