@@ -75,7 +75,7 @@ describe('message catalogs', () => {
         assert.deepEqual([...mine.tags].sort(), [...english.tags].sort(), `${locale} ${key}: tags differ from English`);
         for (const options of mine.plurals) {
           for (const c of categories) assert.ok(options.has(c), `${locale} ${key}: plural lacks the "${c}" form`);
-          for (const o of options) assert.ok(allowed.has(o) || /^=\d+$/.test(o), `${locale} ${key}: "${o}" is not a plural form of this language`);
+          for (const o of options) assert.ok(allowed.has(o as Intl.LDMLPluralRule) || /^=\d+$/.test(o), `${locale} ${key}: "${o}" is not a plural form of this language`);
         }
       }
     });
