@@ -88,7 +88,7 @@ const en_US = {
   'donor.thanks.received_via': 'Your donation of <b>{amount}</b> to <b>{name}</b> was received ({method}).',
   'donor.thanks.name': 'Name',
   'donor.thanks.message': 'Message',
-  'donor.thanks.test_payment': 'No money was charged: this server records donations with a test payment provider.',
+  'donor.thanks.test_payment': 'Recorded by the test / self-hosted payment provider: no money was charged.',
   'donor.thanks.back': 'Back to the donation page of {name}',
 
   // The built-in payment provider, as donors see it
