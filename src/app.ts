@@ -18,6 +18,7 @@ import { loggingOptions, registerRequestIdHeader } from './http/request-log.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { goalSweeper } from './modules/goals/goals.plugin.js';
 import { outboxRelayPlugin } from './modules/outbox/outbox.plugin.js';
+import { ClaimOwner, loadNodeId } from './modules/outbox/claim-owner.js';
 import { OutboxRelay } from './modules/outbox/outbox.relay.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { TokenStore } from './oauth/token-store.js';
@@ -67,7 +68,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     app.addHook('onClose', async () => nodes.stop());
   }
   // Stored events reach sockets through the real-time node's publisher (outbox → broker → hub).
-  const relay = new OutboxRelay(database, realtime.publisher, { logger: app.log });
+  const relay = new OutboxRelay(database, realtime.publisher, { logger: app.log, owner: new ClaimOwner(loadNodeId(config.dataDir)) });
   relay.onPublished((_event, createdAt, publishedAt) => metrics.published((publishedAt - createdAt) / 1000));
   const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime, relay, metrics, nodes };
   app.decorate('ctx', ctx);

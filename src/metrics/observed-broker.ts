@@ -16,7 +16,7 @@ export function observedBroker(broker: Broker, metrics: Metrics): Broker {
     setHandler: (handler) => broker.setHandler(handler),
     subscribe: (channel: string) => counted('subscribe', broker.subscribe(channel)),
     unsubscribe: (channel: string) => counted('unsubscribe', broker.unsubscribe(channel)),
-    publish: (channel: string, data: string, opts: PublishOptions) => counted('publish', broker.publish(channel, data, opts)),
+    publish: (channel: string, data: string, opts: PublishOptions, key?: string) => counted('publish', broker.publish(channel, data, opts, key)),
     history: (channel: string, opts?: HistoryOptions) => counted('history', broker.history(channel, opts)),
     removeHistory: (channel: string) => broker.removeHistory(channel),
     close: () => broker.close(),

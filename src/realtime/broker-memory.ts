@@ -1,10 +1,12 @@
 import type { Broker, HistoryOptions, HistoryResult, Publication, PublicationHandler, PublishOptions, StreamPosition } from './broker.js';
-import { newEpoch } from './broker.js';
+import { IDEMPOTENCY_WINDOW, newEpoch } from './broker.js';
 
 interface ChannelStream {
   epoch: string;
   offset: number;
   pubs: Publication[];
+  /** Idempotency keys of recent publications → their offsets, oldest first (Map order). */
+  keys: Map<string, number>;
   /** History is dropped after this time (ms); meta after metaExpireAt (0 = never). */
   expireAt: number;
   metaExpireAt: number;
@@ -38,15 +40,26 @@ export class MemoryBroker implements Broker {
     this.subscribed.delete(channel);
   }
 
-  async publish(channel: string, data: string, opts: PublishOptions): Promise<StreamPosition> {
+  async publish(channel: string, data: string, opts: PublishOptions, key?: string): Promise<StreamPosition> {
     if (opts.historySize <= 0) {
       if (this.subscribed.has(channel)) this.handler?.(channel, { offset: 0, epoch: '', data });
       return { offset: 0, epoch: '' };
     }
     const now = Date.now();
     const s = this.stream(channel, now, opts.historyMetaTtlMs);
-    if (now >= s.expireAt) s.pubs.length = 0;
+    if (now >= s.expireAt) {
+      s.pubs.length = 0;
+      s.keys.clear();
+    }
+    if (key !== undefined) {
+      const published = s.keys.get(key);
+      if (published !== undefined) return { offset: published, epoch: s.epoch };
+    }
     const pub: Publication = { offset: ++s.offset, epoch: s.epoch, data };
+    if (key !== undefined) {
+      s.keys.set(key, pub.offset);
+      if (s.keys.size > IDEMPOTENCY_WINDOW) s.keys.delete(s.keys.keys().next().value!);
+    }
     s.pubs.push(pub);
     if (s.pubs.length > opts.historySize) s.pubs.splice(0, s.pubs.length - opts.historySize);
     s.expireAt = now + opts.historyTtlMs;
@@ -69,7 +82,10 @@ export class MemoryBroker implements Broker {
 
   async removeHistory(channel: string): Promise<void> {
     const s = this.streams.get(channel);
-    if (s) s.pubs.length = 0;
+    if (s) {
+      s.pubs.length = 0;
+      s.keys.clear();
+    }
   }
 
   connected(): boolean {
@@ -89,7 +105,7 @@ export class MemoryBroker implements Broker {
       s = undefined;
     }
     if (!s) {
-      s = { epoch: newEpoch(), offset: 0, pubs: [], expireAt: 0, metaExpireAt: 0 };
+      s = { epoch: newEpoch(), offset: 0, pubs: [], keys: new Map(), expireAt: 0, metaExpireAt: 0 };
       this.streams.set(channel, s);
     }
     if (metaTtlMs > 0) s.metaExpireAt = now + metaTtlMs;
@@ -99,7 +115,10 @@ export class MemoryBroker implements Broker {
   private sweep(): void {
     const now = Date.now();
     for (const [channel, s] of this.streams) {
-      if (now >= s.expireAt) s.pubs.length = 0;
+      if (now >= s.expireAt) {
+        s.pubs.length = 0;
+        s.keys.clear();
+      }
       if (s.metaExpireAt !== 0 && now >= s.metaExpireAt) this.streams.delete(channel);
     }
   }

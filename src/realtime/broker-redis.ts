@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { closeRedis } from '../db/redis.js';
 import type { Broker, HistoryOptions, HistoryResult, Publication, PublicationHandler, PublishOptions, StreamPosition } from './broker.js';
-import { newEpoch } from './broker.js';
+import { IDEMPOTENCY_WINDOW, newEpoch } from './broker.js';
 
 /**
  * Multi-node broker over Redis (centrifuge `broker_redis.go`): history in a stream per channel whose
@@ -11,32 +11,44 @@ import { newEpoch } from './broker.js';
  * Keys (hash-tagged by channel, so both keys of a channel share a cluster slot):
  *   <prefix>.stream.{<channel>}   stream, MAXLEN historySize, PEXPIRE historyTtlMs
  *   <prefix>.meta.{<channel>}     hash e=epoch s=offset, PEXPIRE historyMetaTtlMs
+ *   <prefix>.idem.{<channel>}     sorted set: idempotency key → offset, the last IDEMPOTENCY_WINDOW
+ *                                 keys, PEXPIRE historyTtlMs
  *   <prefix>.pub.<channel>        pub/sub channel; message "<offset>:<epoch>:<json data>"
  */
 
-// KEYS: stream, meta. ARGV: data, size, ttlMs, metaTtlMs, newEpoch, pubsubChannel.
-// A new epoch drops any stream left from the old one, so entry ids always increase.
+// KEYS: stream, meta, idem. ARGV: data, size, ttlMs, metaTtlMs, newEpoch, pubsubChannel, key ('' =
+// none), window. A new epoch drops any stream left from the old one, so entry ids always increase. A
+// key already published returns its offset and publishes nothing.
 const PUBLISH_LUA = `
 local epoch = redis.call('hget', KEYS[2], 'e')
 if not epoch then
   epoch = ARGV[5]
-  redis.call('del', KEYS[1])
+  redis.call('del', KEYS[1], KEYS[3])
   redis.call('hset', KEYS[2], 'e', epoch)
+end
+if ARGV[7] ~= '' then
+  local published = redis.call('zscore', KEYS[3], ARGV[7])
+  if published then return {tonumber(published), epoch} end
 end
 local offset = redis.call('hincrby', KEYS[2], 's', 1)
 if tonumber(ARGV[4]) > 0 then redis.call('pexpire', KEYS[2], ARGV[4]) end
 redis.call('xadd', KEYS[1], 'MAXLEN', ARGV[2], offset .. '-0', 'd', ARGV[1])
 redis.call('pexpire', KEYS[1], ARGV[3])
 redis.call('publish', ARGV[6], offset .. ':' .. epoch .. ':' .. ARGV[1])
+if ARGV[7] ~= '' then
+  redis.call('zadd', KEYS[3], offset, ARGV[7])
+  redis.call('zremrangebyrank', KEYS[3], 0, -(tonumber(ARGV[8]) + 1))
+  redis.call('pexpire', KEYS[3], ARGV[3])
+end
 return {offset, epoch}
 `;
 
-// KEYS: stream, meta. ARGV: newEpoch, metaTtlMs, sinceOffset, limit (-1 = all).
+// KEYS: stream, meta, idem. ARGV: newEpoch, metaTtlMs, sinceOffset, limit (-1 = all).
 const HISTORY_LUA = `
 local epoch = redis.call('hget', KEYS[2], 'e')
 if not epoch then
   epoch = ARGV[1]
-  redis.call('del', KEYS[1])
+  redis.call('del', KEYS[1], KEYS[3])
   redis.call('hset', KEYS[2], 'e', epoch, 's', 0)
 end
 if tonumber(ARGV[2]) > 0 then redis.call('pexpire', KEYS[2], ARGV[2]) end
@@ -63,8 +75,8 @@ export interface RedisBrokerOptions {
 }
 
 type Scripted = Redis & {
-  oaPublish(stream: string, meta: string, ...args: (string | number)[]): Promise<[number, string]>;
-  oaHistory(stream: string, meta: string, ...args: (string | number)[]): Promise<[number, string, [string, string[]][]]>;
+  oaPublish(stream: string, meta: string, idem: string, ...args: (string | number)[]): Promise<[number, string]>;
+  oaHistory(stream: string, meta: string, idem: string, ...args: (string | number)[]): Promise<[number, string, [string, string[]][]]>;
 };
 
 export class RedisBroker implements Broker {
@@ -80,8 +92,8 @@ export class RedisBroker implements Broker {
     this.pubPrefix = `${this.prefix}.pub.`;
     this.ownsCmd = !opts.redis;
     const cmd = opts.redis ?? (opts.url ? new Redis(opts.url) : new Redis());
-    cmd.defineCommand('oaPublish', { numberOfKeys: 2, lua: PUBLISH_LUA });
-    cmd.defineCommand('oaHistory', { numberOfKeys: 2, lua: HISTORY_LUA });
+    cmd.defineCommand('oaPublish', { numberOfKeys: 3, lua: PUBLISH_LUA });
+    cmd.defineCommand('oaHistory', { numberOfKeys: 3, lua: HISTORY_LUA });
     this.cmd = cmd as Scripted;
     this.sub = cmd.duplicate();
     this.sub.on('message', (rch: string, message: string) => {
@@ -111,7 +123,7 @@ export class RedisBroker implements Broker {
     await this.sub.unsubscribe(this.pubPrefix + channel);
   }
 
-  async publish(channel: string, data: string, opts: PublishOptions): Promise<StreamPosition> {
+  async publish(channel: string, data: string, opts: PublishOptions, key?: string): Promise<StreamPosition> {
     if (opts.historySize <= 0) {
       await this.cmd.publish(this.pubPrefix + channel, `0::${data}`);
       return { offset: 0, epoch: '' };
@@ -119,12 +131,15 @@ export class RedisBroker implements Broker {
     const [offset, epoch] = await this.cmd.oaPublish(
       this.streamKey(channel),
       this.metaKey(channel),
+      this.idemKey(channel),
       data,
       opts.historySize,
       Math.max(1, Math.ceil(opts.historyTtlMs)),
       Math.max(0, Math.ceil(opts.historyMetaTtlMs)),
       newEpoch(),
       this.pubPrefix + channel,
+      key ?? '',
+      IDEMPOTENCY_WINDOW,
     );
     return { offset: Number(offset), epoch: String(epoch) };
   }
@@ -133,6 +148,7 @@ export class RedisBroker implements Broker {
     const [offset, epoch, entries] = await this.cmd.oaHistory(
       this.streamKey(channel),
       this.metaKey(channel),
+      this.idemKey(channel),
       newEpoch(),
       Math.max(0, Math.ceil(opts.historyMetaTtlMs ?? 0)),
       opts.since?.offset ?? 0,
@@ -148,7 +164,7 @@ export class RedisBroker implements Broker {
   }
 
   async removeHistory(channel: string): Promise<void> {
-    await this.cmd.del(this.streamKey(channel));
+    await this.cmd.del(this.streamKey(channel), this.idemKey(channel));
   }
 
   connected(): boolean {
@@ -166,5 +182,9 @@ export class RedisBroker implements Broker {
 
   private metaKey(channel: string): string {
     return `${this.prefix}.meta.{${channel}}`;
+  }
+
+  private idemKey(channel: string): string {
+    return `${this.prefix}.idem.{${channel}}`;
   }
 }

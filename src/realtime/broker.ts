@@ -54,14 +54,23 @@ export interface Broker {
   /** Resolves once publications on `channel` will reach the handler. */
   subscribe(channel: string): Promise<void>;
   unsubscribe(channel: string): Promise<void>;
-  /** Atomically assigns the next offset, appends to history (bounded by size and TTL) and fans out. */
-  publish(channel: string, data: string, opts: PublishOptions): Promise<StreamPosition>;
+  /**
+   * Atomically assigns the next offset, appends to history (bounded by size and TTL) and fans out.
+   * With a `key` (the outbox event's identity), a channel with history publishes each key once: the
+   * same key again — a relay re-publishing after a crash before it marked the event published —
+   * returns the original position and delivers nothing (within the last IDEMPOTENCY_WINDOW keys of
+   * the channel, while its history lives).
+   */
+  publish(channel: string, data: string, opts: PublishOptions, key?: string): Promise<StreamPosition>;
   history(channel: string, opts?: HistoryOptions): Promise<HistoryResult>;
   removeHistory(channel: string): Promise<void>;
   close(): Promise<void>;
   /** Whether publications can flow now (/readyz): always for memory; Redis when both connections are up. */
   connected(): boolean;
 }
+
+/** Keys remembered per channel for idempotent publishing: more than a relay batch can replay. */
+export const IDEMPOTENCY_WINDOW = 1000;
 
 /** Random epoch: 12 base-36 chars, never containing ':' (the Redis wire format relies on it). */
 export function newEpoch(): string {

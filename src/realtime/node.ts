@@ -171,11 +171,12 @@ export class RealtimeNode {
 
   /**
    * Publishes a payload that is already JSON text (as the outbox stores it): it reaches the socket
-   * frames byte for byte, never parsed or re-encoded.
+   * frames byte for byte, never parsed or re-encoded. `key` identifies the publication: the same key
+   * again returns the first position instead of publishing twice (Broker.publish).
    */
-  publishEncoded(channel: string, json: string): Promise<StreamPosition> {
+  publishEncoded(channel: string, json: string, key?: string): Promise<StreamPosition> {
     const opts = this.ctx.recoverable(channel) ? this.historyOptions : NO_HISTORY;
-    return this.broker.publish(channel, json, opts);
+    return this.broker.publish(channel, json, opts, key);
   }
 
   /** Closes every client with 3001 {"reason":"shutdown","reconnect":true}; waits (≤ 2 s) for the sockets. */

@@ -37,10 +37,7 @@ export async function setUpRealtime(app: FastifyInstance, config: Readonly<Confi
   });
   node.attach(app.server);
   node.onRecovery((recovered) => metrics.recovery(recovered));
-  // A stored event's payload is JSON text: it goes to every channel of the event as it is.
-  const publisher: EventPublisher = {
-    publish: (event) => Promise.all(event.channels.map((channel) => node.publishEncoded(channel, event.payload))),
-  };
+  const publisher = eventPublisher(node);
   const bus = config.redisUrl ? await RevocationBus.connect(tokens, config.redisUrl, config.redisPrefix, app.log) : null;
 
   app.addHook('preClose', async () => {
@@ -51,4 +48,19 @@ export async function setUpRealtime(app: FastifyInstance, config: Readonly<Confi
     await broker.close();
   });
   return { node, broker, publisher };
+}
+
+/**
+ * The node as the outbox relay sees it. A stored event's payload is JSON text: it goes to every
+ * channel of the event as it is. Its outbox identity keys the publication, so publishing it again
+ * after a crash makes no second one (with its creation time: a database recreated from scratch
+ * reuses ids, and Redis may still remember them).
+ */
+export function eventPublisher(node: RealtimeNode): EventPublisher {
+  return {
+    publish: (event) => {
+      const key = `${event.id}@${event.createdAt}`;
+      return Promise.all(event.channels.map((channel) => node.publishEncoded(channel, event.payload, key)));
+    },
+  };
 }

@@ -5,6 +5,10 @@ import type { EventPublisher, StoredEvent } from '../../src/modules/outbox/event
 import { enqueueEvent, outboxBacklog } from '../../src/modules/outbox/outbox.repository.js';
 import { OutboxRelay } from '../../src/modules/outbox/outbox.relay.js';
 import { until } from '../wait.js';
+import { ClaimOwner } from '../../src/modules/outbox/claim-owner.js';
+import { MemoryBroker } from '../../src/realtime/broker-memory.js';
+import { RealtimeNode } from '../../src/realtime/node.js';
+import { eventPublisher } from '../../src/realtime/setup.js';
 import { dialects, openTestDatabase, type TestDatabase } from '../helper.js';
 
 /** A publisher that records what it is handed (the relay's only view of the real-time side). */
@@ -152,6 +156,68 @@ for (const dialect of await dialects()) {
         await relay.stop();
       }
     });
+
+    test('a crash between publishing and marking published: the next run publishes again, the broker keeps one publication at the original offset', async () => {
+      const db = t.database.db;
+      await write(3, 50);
+      // The published mark cannot be written, as if the process died right after publishing.
+      if (dialect === 'sqlite') {
+        await sql`create trigger refuse_mark before update of published_at on outbox begin select raise(abort, 'mark refused'); end`.execute(db);
+      } else {
+        await sql`create function refuse_mark() returns trigger language plpgsql as $$ begin raise exception 'mark refused'; end $$`.execute(db);
+        await sql`create trigger refuse_mark before update of published_at on outbox for each row execute function refuse_mark()`.execute(db);
+      }
+      const broker = new MemoryBroker();
+      const node = new RealtimeNode({ tokenSecret: 'relay-contract', broker });
+      const owner = new ClaimOwner('node-a');
+      try {
+        await assert.rejects(new OutboxRelay(t.database, eventPublisher(node), { owner }).drain(), /mark refused/);
+        const first = await broker.history('$widget:alerts_50');
+        assert.deepEqual(first.publications.map((p) => [p.offset, JSON.parse(p.data).i]), [[1, 0], [2, 1], [3, 2]]);
+        await sql`drop trigger refuse_mark${dialect === 'postgres' ? sql` on outbox` : sql``}`.execute(db);
+        // The same node starts again (a new process): its claims are recovered, the events re-published.
+        const restarted = new OutboxRelay(t.database, eventPublisher(node), { owner: new ClaimOwner('node-a', owner.pid) });
+        restarted.start();
+        try {
+          await until(async () => (await outboxBacklog(db)).backlog === 0, 5000, 'the events to be marked published');
+        } finally {
+          await restarted.stop();
+        }
+        const after = await broker.history('$widget:alerts_50');
+        assert.deepEqual(after.publications, first.publications, 'no second publication, no new offset');
+        assert.equal(after.position.offset, 3);
+      } finally {
+        await node.shutdown();
+        await broker.close();
+      }
+    });
+
+    if (dialect === 'sqlite') {
+      test('a starting node publishes its own dead claims at once; another node’s claims wait for the timeout', async () => {
+        const db = t.database.db;
+        await write(1, 51);
+        await write(1, 52);
+        await write(1, 53);
+        const rows = await db.selectFrom('outbox').select(['id', 'user_id']).where('user_id', 'in', [51, 52, 53]).orderBy('id').execute();
+        const now = Date.now();
+        const claim = (userId: number, by: string, at: number) =>
+          db.updateTable('outbox').set({ claimed_by: by, claimed_at: at }).where('id', '=', rows.find((r) => r.user_id === userId)!.id).execute();
+        await claim(51, 'node-b/2147483646/deadbeef', now); // our node, a process that is gone
+        await claim(52, 'node-c/2147483646/deadbeef', now); // another node, claimed just now
+        await claim(53, 'node-c/2147483646/cafecafe', now - 60_000); // another node, past the timeout
+        const p = recorder();
+        const relay = new OutboxRelay(t.database, p, { owner: new ClaimOwner('node-b'), pollMs: 20, claimTimeoutMs: 30_000 });
+        relay.start();
+        try {
+          await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_51')) && p.events.some((e) => e.channels.includes('$widget:alerts_53')), 5000, 'the dead claims');
+          await new Promise((r) => setTimeout(r, 100)); // several more polls
+          assert.equal(p.events.some((e) => e.channels.includes('$widget:alerts_52')), false, 'a live claim of another node is left to it');
+        } finally {
+          await relay.stop();
+        }
+        await db.updateTable('outbox').set({ published_at: Date.now() }).where('id', '=', rows[1]!.id).execute();
+      });
+    }
 
     test('onPublished reports each event with its creation and publication times; the backlog empties', async () => {
       await write(2, 45);

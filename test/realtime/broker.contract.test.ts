@@ -115,6 +115,24 @@ function contract(name: string, make: () => Promise<{ broker: Broker; cleanup():
       assert.equal(got.find((g) => g.channel === c)!.pub.offset, 0);
       assert.deepEqual((await broker.history(c)).publications, []);
     });
+
+    test('a key publishes once: the same key again returns the first position and delivers nothing', { skip }, async () => {
+      const c = ch();
+      await broker.subscribe(c);
+      const first = await broker.publish(c, '{"event":7}', H, '7@1000');
+      const other = await broker.publish(c, '{"event":8}', H, '8@1000');
+      // A relay that crashed after publishing event 7 publishes it again after the restart.
+      const again = await broker.publish(c, '{"event":7}', H, '7@1000');
+      const next = await broker.publish(c, '{"event":9}', H, '9@1000');
+      assert.deepEqual(again, first);
+      assert.deepEqual([first.offset, other.offset, next.offset], [1, 2, 3]);
+      await until(() => got.filter((g) => g.channel === c).length >= 3, 2000, 'deliveries');
+      await sleep(50);
+      assert.deepEqual(got.filter((g) => g.channel === c).map((g) => [g.pub.offset, g.pub.data]), [[1, '{"event":7}'], [2, '{"event":8}'], [3, '{"event":9}']]);
+      assert.deepEqual((await broker.history(c)).publications.map((p) => p.data), ['{"event":7}', '{"event":8}', '{"event":9}']);
+      // Keys are per channel: the same event on another channel is its own publication there.
+      assert.equal((await broker.publish(ch(), '{"event":7}', H, '7@1000')).offset, 1);
+    });
   });
 }
 

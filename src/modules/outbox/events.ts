@@ -33,6 +33,8 @@ export interface StoredEvent {
   channels: string[];
   /** JSON text, published byte for byte. */
   payload: string;
+  /** When the event was recorded (ms). */
+  createdAt: number;
 }
 
 /** Where a publication landed in a channel's stream (offset 0: a channel without history). */

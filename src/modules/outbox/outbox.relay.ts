@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
+import { ClaimOwner } from './claim-owner.js';
 import type { EventPublisher, StoredEvent } from './events.js';
 
 type Logger = { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
@@ -20,6 +20,8 @@ export interface OutboxRelayOptions {
   claimTimeoutMs?: number;
   /** Published rows are kept this long (for inspection), then deleted. */
   retentionMs?: number;
+  /** Who claims rows; default: a node of its own (no earlier runs to recover claims from). */
+  owner?: ClaimOwner;
   logger?: Logger;
 }
 
@@ -47,10 +49,10 @@ const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
  * publishing but before marking publishes again; the publisher recognises the event id.
  */
 export class OutboxRelay {
-  readonly nodeId = randomUUID();
+  readonly owner: ClaimOwner;
   readonly #database: Database;
   readonly #publisher: EventPublisher;
-  readonly #opts: Required<Omit<OutboxRelayOptions, 'logger'>> & Pick<OutboxRelayOptions, 'logger'>;
+  readonly #opts: Required<Omit<OutboxRelayOptions, 'logger' | 'owner'>> & Pick<OutboxRelayOptions, 'logger'>;
   readonly #listeners = new Set<PublishedListener>();
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
@@ -58,11 +60,14 @@ export class OutboxRelay {
   #stopped = true;
   #unsubscribe: (() => void) | null = null;
   #lastCleanup = 0;
+  #recovered = false;
 
   constructor(database: Database, publisher: EventPublisher, opts: OutboxRelayOptions = {}) {
     this.#database = database;
     this.#publisher = publisher;
-    this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, ...opts };
+    const { owner, ...rest } = opts;
+    this.owner = owner ?? new ClaimOwner(`relay-${Math.random().toString(36).slice(2, 10)}`);
+    this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, ...rest };
   }
 
   start(): void {
@@ -106,6 +111,25 @@ export class OutboxRelay {
     return () => this.#listeners.delete(listener);
   }
 
+  /**
+   * Releases the claims this node's earlier, dead processes left (killed between claiming and marking
+   * published), so their rows go out now rather than after the claim timeout. Claims of other nodes
+   * are left alone: only the timeout says those nodes are gone. Run once by the first round.
+   */
+  async releaseDeadClaims(): Promise<number> {
+    const claimed = await this.#database.db
+      .selectFrom('outbox')
+      .select(['id', 'claimed_by'])
+      .where('published_at', 'is', null)
+      .where('claimed_by', 'like', `${this.owner.node}/%`)
+      .execute();
+    const dead = claimed.filter((r) => this.owner.ownsDeadClaim(r.claimed_by!));
+    if (dead.length === 0) return 0;
+    await this.#database.db.updateTable('outbox').set({ claimed_by: null, claimed_at: null }).where('id', 'in', dead.map((r) => r.id)).where('published_at', 'is', null).execute();
+    this.#opts.logger?.warn({ events: dead.length }, 'outbox relay: publishing the events an earlier run of this node claimed but did not finish');
+    return dead.length;
+  }
+
   #schedule(delay: number): void {
     if (this.#stopped) return;
     if (this.#timer) clearTimeout(this.#timer);
@@ -120,6 +144,10 @@ export class OutboxRelay {
     let failed = false;
     this.#running = (async () => {
       try {
+        if (!this.#recovered) {
+          await this.releaseDeadClaims();
+          this.#recovered = true;
+        }
         await this.drain();
         await this.#cleanup();
       } catch (err) {
@@ -133,7 +161,7 @@ export class OutboxRelay {
   }
 
   async #publish(row: PendingRow): Promise<void> {
-    const event: StoredEvent = { id: row.id, type: row.type, channels: JSON.parse(row.channels), payload: row.payload };
+    const event: StoredEvent = { id: row.id, type: row.type, channels: JSON.parse(row.channels), payload: row.payload, createdAt: Number(row.created_at) };
     await this.#publisher.publish(event);
     if (this.#listeners.size > 0) {
       const now = Date.now();
@@ -145,7 +173,7 @@ export class OutboxRelay {
     const now = Date.now();
     const claimed = await this.#bookkeeping((db) =>
       sql<PendingRow>`
-        update outbox set claimed_by = ${this.nodeId}, claimed_at = ${now}
+        update outbox set claimed_by = ${this.owner.id}, claimed_at = ${now}
         where id in (
           select id from outbox
           where published_at is null and (claimed_by is null or claimed_at < ${now - this.#opts.claimTimeoutMs})
@@ -218,7 +246,7 @@ export class OutboxRelay {
     if (rows.length === 0) return 0;
     for (const row of rows) await this.#publish(row);
     const now = Date.now();
-    await tx.updateTable('outbox').set({ published_at: now, claimed_by: this.nodeId, claimed_at: now }).where('id', 'in', rows.map((r) => r.id)).execute();
+    await tx.updateTable('outbox').set({ published_at: now, claimed_by: this.owner.id, claimed_at: now }).where('id', 'in', rows.map((r) => r.id)).execute();
     return rows.length;
   }
 
