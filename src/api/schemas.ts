@@ -31,9 +31,10 @@ export function apiErrorResponses(scope: string): Record<number, TSchema> {
 export const needsScope = (scope: string) => [{ oauth2: [scope] }];
 
 /**
- * Route options that keep a route's schema for the OpenAPI document only: nothing is validated,
- * coerced or stripped (routes that validate their input themselves — the Merchandise API must
- * sign what was received, INTEROP §3; the OAuth endpoints answer in RFC 6749 error shapes), and
+ * Route options that keep Fastify's validator off a route: nothing is validated, coerced or
+ * stripped before the route runs its schemas itself — the Merchandise API after checking the
+ * signature over what was received (INTEROP §3, merchants/signed-input.ts), the OAuth endpoints
+ * parameter by parameter in their ordered checks (oauth/params.ts, RFC 6749 error shapes) — and
  * replies are serialized exactly as without a response schema (Fastify's default is
  * `JSON.stringify`), so no field is dropped.
  */
