@@ -381,3 +381,16 @@ describe('hostile nesting on signed routes (issue 9)', () => {
     assert.match(res.json().errors.extra[0], /too many values/);
   });
 });
+
+test('a JSON `__proto__` key in title is an unknown locale, not a prototype', async () => {
+  // application/json refuses `__proto__` in its parser; a body sent as text/plain is parsed by content.
+  const { title: _title, ...rest } = merchandiseParams(w);
+  const text = JSON.stringify(rest).replace(/^\{/, '{"title":{"__proto__":{"en_US":"From the prototype"}},');
+  const values = JSON.parse(text) as Params;
+  const payload = text.replace(/\}$/, `,"signature":"${jsSignature(values, w.secret)}"}`);
+  const res = await w.t.app.inject({ method: 'POST', url: '/api/v1/merchandise', payload, headers: { authorization: `Bearer ${w.token}`, 'content-type': 'text/plain' } });
+  assert.equal(res.statusCode, 400, res.body);
+  const errors = res.json().errors as Record<string, string[]>;
+  assert.ok(errors['title.en_US'], res.body);
+  assert.ok(errors['title.__proto__'], res.body);
+});

@@ -58,24 +58,46 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** How the wire rules treat one property, worked out once from its schema. */
+interface Plan {
+  nullable: boolean;
+  numeric: boolean;
+  text: boolean;
+  /** Nested object: its own plan, and whether unknown keys stay (to be reported) or go. */
+  object: { plans: Map<string, Plan>; keepUnknown: boolean } | null;
+}
+
+function planOf(schema: JsonSchema): Map<string, Plan> {
+  const plans = new Map<string, Plan>();
+  for (const [key, property] of Object.entries(schema.properties ?? {})) {
+    plans.set(key, {
+      nullable: admits(property, 'null'),
+      numeric: admits(property, 'number') || admits(property, 'integer'),
+      text: admits(property, 'string'),
+      object: admits(property, 'object') ? { plans: planOf(property), keepUnknown: property.additionalProperties === false } : null,
+    });
+  }
+  return plans;
+}
+
 /** The wire rules: a new object holding what the schema names, empty values dropped, numeric text as numbers. */
-function normalize(schema: JsonSchema, params: Record<string, unknown>, keepUnknown: boolean): Record<string, unknown> {
-  const properties = schema.properties ?? {};
+function normalize(plans: Map<string, Plan>, params: Record<string, unknown>, keepUnknown: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(params)) {
-    const property = properties[key];
-    if (!property) {
-      if (keepUnknown) out[key] = value;
+  for (const key of Object.keys(params)) {
+    const value = params[key];
+    const plan = plans.get(key);
+    if (!plan) {
+      // Kept to be reported; defined rather than assigned, so a JSON `__proto__` key stays a key.
+      if (keepUnknown) Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
       continue;
     }
     if (value === undefined || value === null || value === '') {
-      if (admits(property, 'null')) out[key] = null;
+      if (plan.nullable) out[key] = null;
       continue;
     }
-    const numeric = admits(property, 'number') || admits(property, 'integer');
-    if (typeof value === 'string' && numeric && DECIMAL_TEXT.test(value)) out[key] = Number(value);
-    else if (typeof value === 'number' && Number.isFinite(value) && !numeric && admits(property, 'string')) out[key] = String(value);
-    else if (isPlainObject(value) && admits(property, 'object')) out[key] = normalize(property, value, property.additionalProperties === false);
+    if (typeof value === 'string' && plan.numeric && DECIMAL_TEXT.test(value)) out[key] = Number(value);
+    else if (typeof value === 'number' && !plan.numeric && plan.text && Number.isFinite(value)) out[key] = String(value);
+    else if (plan.object && isPlainObject(value)) out[key] = normalize(plan.object.plans, value, plan.object.keepUnknown);
     else out[key] = value;
   }
   return out;
@@ -163,11 +185,12 @@ export interface ParamsCheck<T extends TObject> {
 export function paramsCheck<T extends TObject>(schema: T): ParamsCheck<T> {
   const whole = Compile(schema);
   const json = schema as unknown as JsonSchema;
+  const plans = planOf(json);
   const required = new Set((json.required as string[] | undefined) ?? []);
   const properties = Object.entries(json.properties ?? {}).map(([key, property]) => ({ key, property, validator: Compile(property as unknown as TSchema) }));
   return {
     run(params) {
-      const value = normalize(json, isPlainObject(params) ? params : {}, false);
+      const value = normalize(plans, isPlainObject(params) ? params : {}, false);
       if (whole.Check(value)) return { value: value as Static<T>, problems: null };
       const problems: Problems = {};
       for (const { key, property, validator } of properties) {
