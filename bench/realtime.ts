@@ -278,7 +278,8 @@ async function waitCount(server: ChildProcess, n: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const positional = process.argv.slice(2).find((a) => /^\d+$/.test(a));
+  // The max-subscribers number, not the value of a `--name N` option before it.
+  const positional = process.argv.slice(2).find((a, i, args) => /^\d+$/.test(a) && !(i > 0 && /^--[^=]+$/.test(args[i - 1]!)));
   const max = positional ? Number(positional) : 10_000;
   const rounds = arg('rounds', 2);
   const messages = arg('messages', 20);
