@@ -55,6 +55,21 @@ describe('4.8 POST /merchandise_sale', () => {
     });
   }
 
+  test('JSON clients may send numbers: user_id, amount and bought_amount as numbers, external_id as a number echoed as text', async () => {
+    const m = await merchandise();
+    const externalId = Date.now() % 1_000_000_000;
+    const res = await sell(saleParams(m, { user_id: w.streamer.id, external_id: externalId, amount: 12.5, bought_amount: 3 }), 'json');
+    assert.equal(res.statusCode, 201, res.body);
+    const data = res.json().data;
+    assert.equal(data.external_id, String(externalId));
+    assert.equal(data.amount, 12.5);
+    assert.equal(data.bought_amount, 3);
+    // The same sale in a form body (all text) is the identical retry.
+    const retry = await sell(saleParams(m, { user_id: String(w.streamer.id), external_id: String(externalId), amount: '12.50', bought_amount: '3' }));
+    assert.equal(retry.statusCode, 200, retry.body);
+    assert.equal(retry.json().data.id, data.id);
+  });
+
   test('defaults: bought_amount 1, username and message null', async () => {
     const res = await sell(saleParams(await merchandise()));
     assert.equal(res.statusCode, 201, res.body);
