@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks';
 import WebSocket, { WebSocketServer } from 'ws';
 import { MemoryBroker } from '../src/realtime/broker-memory.js';
 import { RealtimeNode } from '../src/realtime/node.js';
-import { signChannelToken, signConnectionToken } from '../src/realtime/tokens.js';
+import { signChannelToken, signConnectionToken } from '../src/security/jwt.js';
 import { alternateRounds, median, numberArg as arg } from './lib.js';
 
 const SECRET = 'bench-secret';

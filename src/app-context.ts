@@ -7,8 +7,10 @@ import type { Metrics } from './metrics/metrics.js';
 import type { NodeRegistry } from './ops/node-registry.js';
 import type { UserRow } from './modules/accounts/accounts.table.js';
 import type { OutboxRelay } from './modules/outbox/outbox.relay.js';
+import type { RealtimeTokens } from './modules/realtime-tokens/realtime-tokens.service.js';
 import type { TokenStore } from './oauth/token-store.js';
 import type { Realtime } from './realtime/setup.js';
+import type { Revocations } from './security/revocations.js';
 
 /** What every route and service needs from the running app; built once in buildApp. */
 export interface AppContext {
@@ -18,6 +20,10 @@ export interface AppContext {
   db: Kysely<DB>;
   /** OAuth tokens: issue, verify (cached), revoke. */
   tokens: TokenStore;
+  /** Real-time (WebSocket) tokens: issue for apps, dashboard and widgets; check at connect and subscribe. */
+  realtimeTokens: RealtimeTokens;
+  /** Announce what is revoked (after commit): caches and live sockets forget it on every node. */
+  revocations: Revocations;
   /** WebSocket node, its broker and the publisher stored events go out through. */
   realtime: Realtime;
   /** Publishes the outbox; `onPublished` reports each event's commit → broker latency. */

@@ -21,8 +21,11 @@ import { outboxRelayPlugin } from './modules/outbox/outbox.plugin.js';
 import { ClaimOwner, loadNodeId } from './modules/outbox/claim-owner.js';
 import { OutboxRelay } from './modules/outbox/outbox.relay.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
+import { RealtimeTokens } from './modules/realtime-tokens/realtime-tokens.service.js';
 import { TokenStore } from './oauth/token-store.js';
 import { setUpRealtime } from './realtime/setup.js';
+import { RevocationBus } from './security/revocation-bus.js';
+import { Revocations } from './security/revocations.js';
 import { localizedErrorPage } from './web/i18n.js';
 import { assetsPlugin, pagesPlugin, widgetsPlugin } from './web/routes.js';
 
@@ -51,9 +54,17 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     return503OnClosing: true,
   });
 
-  const tokens = new TokenStore(database.db, { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl });
   // Registered first so it runs last: the database outlives everything that uses it on close.
   if (ownsDatabase) app.addHook('onClose', async () => database.close());
+  // Every revocation (grant, application, account, widget token) goes through one hub; with Redis
+  // the bus carries it to the other nodes.
+  const revocations = new Revocations(app.log);
+  if (config.redisUrl) {
+    const bus = await RevocationBus.connect(revocations, config.redisUrl, config.redisPrefix, app.log);
+    app.addHook('onClose', async () => bus.close());
+  }
+  const tokens = new TokenStore(database.db, { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl }, { revocations });
+  const realtimeTokens = new RealtimeTokens(database.db, secrets.realtimeTokenSecret, revocations);
   // prom-client is loaded only when metrics are asked for (METRICS_TOKEN), keeping the start lean.
   const prometheus = config.metricsToken ? new (await import('./metrics/prometheus.js')).PrometheusMetrics() : null;
   const metrics: Metrics = prometheus ?? noMetrics;
@@ -61,7 +72,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     const stops = [database.onQuery((seconds, failed) => prometheus.dbQuery(seconds, failed)), tokens.onCheck((valid, cached) => prometheus.tokenCheck(valid, cached))];
     app.addHook('onClose', async () => stops.forEach((stop) => stop()));
   }
-  const realtime = await setUpRealtime(app, config, database, tokens, secrets.realtimeTokenSecret, metrics);
+  const realtime = await setUpRealtime(app, config, database, realtimeTokens, metrics);
   const nodes = database.dialect === 'postgres' ? new NodeRegistry(database.db, config, app.log) : null;
   if (nodes) {
     app.addHook('onReady', async () => nodes.start());
@@ -70,7 +81,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // Stored events reach sockets through the real-time node's publisher (outbox → broker → hub).
   const relay = new OutboxRelay(database, realtime.publisher, { logger: app.log, owner: new ClaimOwner(loadNodeId(config.dataDir)) });
   relay.onPublished((_event, createdAt, publishedAt) => metrics.published((publishedAt - createdAt) / 1000));
-  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtime, relay, metrics, nodes };
+  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtimeTokens, revocations, realtime, relay, metrics, nodes };
   app.decorate('ctx', ctx);
 
   // Shared by every surface, so registered at the root: the request id header, the JSON content type (INTEROP §1), the

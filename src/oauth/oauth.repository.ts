@@ -3,6 +3,7 @@ import type { DB } from '../db/schema.js';
 import { randomToken, sha256Hex } from '../security/crypto.js';
 import type { CodeRow } from './oauth.table.js';
 import type { PkceMethod } from './pkce.js';
+import { revokeGrantRows } from './tokens.repository.js';
 
 /** RFC 6749 §4.1.2: "A maximum authorization code lifetime of 10 minutes is RECOMMENDED." */
 export const CODE_TTL_MS = 10 * 60 * 1000;
@@ -180,11 +181,11 @@ export async function listAuthorizedApps(db: Kysely<DB>, userId: number, now = D
 /**
  * The user withdraws the client's access: every grant of that user to that client, and every
  * outstanding code (so a code issued just before cannot be exchanged afterwards). Returns the
- * revoked grant ids; the caller evicts them after commit.
+ * revoked grant ids, to announce after commit.
  */
-export async function revokeUserClient(tx: Kysely<DB>, userId: number, clientId: number, revokeGrant: (tx: Kysely<DB>, grantId: number) => Promise<void>): Promise<number[]> {
+export async function revokeUserClient(tx: Kysely<DB>, userId: number, clientId: number, now = Date.now()): Promise<number[]> {
   const grants = await tx.selectFrom('oauth_grants').select('id').where('user_id', '=', userId).where('client_id', '=', clientId).where('revoked_at', 'is', null).execute();
-  for (const { id } of grants) await revokeGrant(tx, id);
+  for (const { id } of grants) await revokeGrantRows(tx, id, now);
   await tx.deleteFrom('oauth_codes').where('user_id', '=', userId).where('client_id', '=', clientId).where('used_at', 'is', null).execute();
   return grants.map((g) => g.id);
 }

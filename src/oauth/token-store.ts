@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.js';
 import { randomToken, sha256Hex } from '../security/crypto.js';
+import { Revocations, type Revocation } from '../security/revocations.js';
 import { TokenCache } from './token-cache.js';
+import * as repo from './tokens.repository.js';
 
 /** What a valid bearer token grants (the `request.auth` of API routes). */
 export interface AccessTokenInfo {
@@ -20,9 +22,6 @@ export interface IssuedTokens {
   refreshToken?: string;
 }
 
-/** Something revoked, for listeners that must forget it too (other nodes' caches). */
-export type Revocation = { kind: 'grant'; grantId: number } | { kind: 'client'; clientId: number } | { kind: 'user'; userId: number } | { kind: 'token'; hash: string };
-
 export interface TokenLifetimes {
   accessTokenTtl: number;
   refreshTokenTtl: number;
@@ -32,24 +31,28 @@ const splitScopes = (s: string) => (s ? s.split(' ') : []);
 
 /**
  * Opaque random tokens, stored only as SHA-256 hashes. Grants own tokens: revoking a grant revokes
- * every token issued under it.
+ * every token issued under it. Every revocation goes through `revocations`, which evicts this
+ * store's cache and tells everything else that must forget it (real-time tokens and sockets, the
+ * other nodes); an eviction announced on another node reaches this cache the same way.
  */
 export class TokenStore {
   readonly cache: TokenCache;
-  readonly #listeners = new Set<(r: Revocation) => void>();
+  readonly revocations: Revocations;
   readonly #checkListeners = new Set<(valid: boolean, cached: boolean) => void>();
   /**
-   * Bumped by every forget(). verify() caches only when no revocation happened while it read the
+   * Bumped by every revocation heard. verify() caches only when none happened while it read the
    * database, so a token being revoked concurrently is never put back into the cache.
    */
-  #revocations = 0;
+  #revocationsHeard = 0;
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly lifetimes: TokenLifetimes,
-    cache = new TokenCache(),
+    options: { revocations?: Revocations; cache?: TokenCache } = {},
   ) {
-    this.cache = cache;
+    this.cache = options.cache ?? new TokenCache();
+    this.revocations = options.revocations ?? new Revocations();
+    this.revocations.on((r) => this.#evict(r));
   }
 
   /** Seconds an access token lives (config ACCESS_TOKEN_TTL). */
@@ -59,12 +62,7 @@ export class TokenStore {
 
   /** Creates a grant row; call inside the transaction that validates the authorization. */
   async createGrant(tx: Kysely<DB>, grant: { clientId: number; userId: number | null; scopes: readonly string[]; kind: 'authorization_code' | 'implicit' | 'client_credentials' }): Promise<number> {
-    const row = await tx
-      .insertInto('oauth_grants')
-      .values({ client_id: grant.clientId, user_id: grant.userId, scopes: grant.scopes.join(' '), kind: grant.kind, created_at: Date.now(), revoked_at: null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return row.id;
+    return repo.insertGrant(tx, { ...grant, scopes: grant.scopes.join(' ') }, Date.now());
   }
 
   /** Issues an access token (and optionally a refresh token) under an existing grant. */
@@ -72,51 +70,29 @@ export class TokenStore {
     const now = Date.now();
     const accessToken = randomToken();
     const scopes = grant.scopes.join(' ');
-    await tx
-      .insertInto('oauth_access_tokens')
-      .values({
-        token_hash: sha256Hex(accessToken),
-        grant_id: grant.grantId,
-        client_id: grant.clientId,
-        user_id: grant.userId,
-        scopes,
-        expires_at: now + this.lifetimes.accessTokenTtl * 1000,
-        created_at: now,
-        revoked_at: null,
-      })
-      .execute();
+    const expiresAt = now + this.lifetimes.accessTokenTtl * 1000;
+    await repo.insertAccessToken(tx, { hash: sha256Hex(accessToken), grantId: grant.grantId, clientId: grant.clientId, userId: grant.userId, scopes, expiresAt }, now);
     const issued: IssuedTokens = { accessToken, expiresIn: this.lifetimes.accessTokenTtl };
     if (withRefresh) {
       const refreshToken = randomToken();
-      await tx
-        .insertInto('oauth_refresh_tokens')
-        .values({ token_hash: sha256Hex(refreshToken), grant_id: grant.grantId, scopes, expires_at: now + this.lifetimes.refreshTokenTtl * 1000, created_at: now, used_at: null, revoked_at: null })
-        .execute();
+      await repo.insertRefreshToken(tx, { hash: sha256Hex(refreshToken), grantId: grant.grantId, scopes, expiresAt: now + this.lifetimes.refreshTokenTtl * 1000 }, now);
       issued.refreshToken = refreshToken;
     }
     return issued;
   }
 
-  /** Null for unknown, expired or revoked tokens. Cached after the first successful check. */
+  /** Null for unknown, expired or revoked tokens, and tokens of a deactivated user. Cached after the first successful check. */
   async verify(token: string): Promise<AccessTokenInfo | null> {
     if (!token || token.length > 512) return this.#checked(null, false);
     const hash = sha256Hex(token);
     const cached = this.cache.get(hash);
     if (cached) return this.#checked(cached, true);
-    const epoch = this.#revocations;
-    const row = await this.db
-      .selectFrom('oauth_access_tokens as t')
-      .innerJoin('oauth_grants as g', 'g.id', 't.grant_id')
-      .select(['t.grant_id', 't.client_id', 't.user_id', 't.scopes', 't.expires_at', 't.revoked_at', 'g.revoked_at as grant_revoked_at'])
-      .where('t.token_hash', '=', hash)
-      .executeTakeFirst();
+    const heard = this.#revocationsHeard;
+    const row = await repo.findAccessTokenForVerify(this.db, hash);
     if (!row || row.revoked_at !== null || row.grant_revoked_at !== null || row.expires_at <= Date.now()) return this.#checked(null, false);
-    if (row.user_id !== null) {
-      const user = await this.db.selectFrom('users').select('is_active').where('id', '=', row.user_id).executeTakeFirst();
-      if (!user?.is_active) return this.#checked(null, false);
-    }
+    if (row.user_id !== null && row.user_active !== 1) return this.#checked(null, false);
     const info: AccessTokenInfo = { grantId: row.grant_id, clientId: row.client_id, userId: row.user_id, scopes: splitScopes(row.scopes), expiresAt: row.expires_at };
-    if (epoch === this.#revocations) this.cache.set(hash, info);
+    if (heard === this.#revocationsHeard) this.cache.set(hash, info);
     return this.#checked(info, false);
   }
 
@@ -132,38 +108,38 @@ export class TokenStore {
   }
 
   /**
-   * Revokes a grant and every token under it; effective at once on this node. Inside a caller's
-   * transaction the eviction happens before commit: call `forget({kind:'grant', grantId})` again
-   * after commit (or use revokeGrantsNow), so a concurrent verify cannot re-cache the old row.
+   * After the transaction that revoked these grants commits (never before: a check that heard of
+   * it must not read the old rows): every node forgets them and closes the sockets that used them.
    */
-  async revokeGrant(tx: Kysely<DB>, grantId: number): Promise<void> {
-    const now = Date.now();
-    await tx.updateTable('oauth_grants').set({ revoked_at: now }).where('id', '=', grantId).where('revoked_at', 'is', null).execute();
-    await tx.updateTable('oauth_access_tokens').set({ revoked_at: now }).where('grant_id', '=', grantId).where('revoked_at', 'is', null).execute();
-    await tx.updateTable('oauth_refresh_tokens').set({ revoked_at: now }).where('grant_id', '=', grantId).where('revoked_at', 'is', null).execute();
-    this.forget({ kind: 'grant', grantId });
+  announceGrants(grantIds: readonly number[]): void {
+    for (const grantId of grantIds) this.revocations.announce({ kind: 'grant', grantId });
   }
 
-  /** Revokes one access token (RFC 7009 for an access token). */
-  async revokeAccessToken(tx: Kysely<DB>, token: string): Promise<boolean> {
+  /** Revokes one access token (RFC 7009 for an access token), in its own statement, and announces it. */
+  async revokeAccessToken(db: Kysely<DB>, token: string): Promise<boolean> {
     const hash = sha256Hex(token);
-    const result = await tx.updateTable('oauth_access_tokens').set({ revoked_at: Date.now() }).where('token_hash', '=', hash).where('revoked_at', 'is', null).executeTakeFirst();
-    this.forget({ kind: 'token', hash });
-    return Number(result.numUpdatedRows) > 0;
+    const revoked = await repo.revokeAccessTokenRow(db, hash, Date.now());
+    this.revocations.announce({ kind: 'token', hash });
+    return revoked;
   }
 
-  /** Revokes grants in their own transaction and evicts them once committed. */
+  /** Revokes grants in their own transaction and announces them once committed. */
   async revokeGrantsNow(grantIds: readonly number[]): Promise<void> {
     if (grantIds.length === 0) return;
+    const now = Date.now();
     await this.db.transaction().execute(async (tx) => {
-      for (const grantId of grantIds) await this.revokeGrant(tx, grantId);
+      for (const grantId of grantIds) await repo.revokeGrantRows(tx, grantId, now);
     });
-    for (const grantId of grantIds) this.forget({ kind: 'grant', grantId });
+    this.announceGrants(grantIds);
   }
 
-  /** Evicts from this node's cache and tells listeners (the cross-node invalidation bus). */
-  forget(revocation: Revocation, notify = true): void {
-    this.#revocations += 1;
+  /** Announces a revocation made elsewhere (an application deleted with its grants). */
+  forget(revocation: Revocation): void {
+    this.revocations.announce(revocation);
+  }
+
+  #evict(revocation: Revocation): void {
+    this.#revocationsHeard += 1;
     switch (revocation.kind) {
       case 'grant':
         this.cache.evictWhere((i) => i.grantId === revocation.grantId);
@@ -177,12 +153,8 @@ export class TokenStore {
       case 'token':
         this.cache.evictToken(revocation.hash);
         break;
+      case 'widget':
+        break;
     }
-    if (notify) for (const listener of this.#listeners) listener(revocation);
-  }
-
-  onRevoke(listener: (r: Revocation) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
   }
 }

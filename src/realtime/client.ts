@@ -1,24 +1,35 @@
 import { randomUUID } from 'node:crypto';
+import type { JWTPayload } from 'jose';
+import { TokenExpiredError } from '../security/jwt.js';
 import type { Broker, Publication } from './broker.js';
 import {
-  Disconnect, DisconnectBadRequest, DisconnectInvalidToken, DisconnectNoPong, DisconnectNormal, DisconnectSlow, DisconnectStale,
+  Disconnect, DisconnectBadRequest, DisconnectInvalidToken, DisconnectNoPong, DisconnectNormal, DisconnectRevoked, DisconnectSlow, DisconnectStale,
 } from './disconnect.js';
 import {
   ClientError, ErrorAlreadySubscribed, ErrorBadRequest, ErrorInternal, ErrorLimitExceeded, ErrorMethodNotFound, ErrorNotAvailable,
-  ErrorPermissionDenied, ErrorTokenExpired, ErrorUnrecoverablePosition,
+  ErrorPermissionDenied, ErrorTokenExpired, ErrorUnauthorized, ErrorUnrecoverablePosition,
 } from './errors.js';
 import { Subscription, type Hub, type HubClient } from './hub.js';
 import { isObject, type Codec, type Command, type Method, type SubscribeResult } from './protocol/codec.js';
 import { legacyCodec } from './protocol/legacy.js';
 import { FLAG_REJECT_UNRECOVERED, v2Codec } from './protocol/v2.js';
-import { TokenExpiredError, type TokenVerifier } from './tokens.js';
 import type { Transport } from './transport.js';
+
+/**
+ * How the node checks connection and channel tokens: `verify` the signature and expiry (throwing
+ * TokenExpiredError or TokenInvalidError), then ask whether what the token was issued under still
+ * stands (`allowed`: not revoked). Outside this folder (modules/realtime-tokens) in the app.
+ */
+export interface TokenCheck {
+  verify(token: string): Promise<JWTPayload>;
+  allowed(claims: JWTPayload): Promise<boolean>;
+}
 
 /** What the node shares with its clients. */
 export interface ClientContext {
   readonly hub: Hub;
   readonly broker: Broker;
-  readonly verifier: TokenVerifier;
+  readonly tokens: TokenCheck;
   readonly version: string;
   readonly logger: { error(...a: any[]): void; debug?(...a: any[]): void };
   readonly maxSubscriptions: number;
@@ -61,6 +72,13 @@ export class Client implements HubClient {
   /** When the unanswered server ping was sent; 0 when any frame or pong came after it. */
   private pingSentAt = 0;
   private queue: Promise<void> | null = null;
+  /**
+   * Claims of the tokens this connection holds — the connection token's and each channel's —
+   * recorded before they are checked, so a revocation that arrives while a check runs still finds
+   * this client (`heldUnder`).
+   */
+  private connectionClaims: JWTPayload | null = null;
+  private readonly channelClaims = new Map<string, JWTPayload>();
 
   constructor(
     private readonly ctx: ClientContext,
@@ -134,6 +152,13 @@ export class Client implements HubClient {
     if (this.transport.bufferedAmount > this.ctx.maxQueueBytes) this.close(DisconnectSlow);
   }
 
+  /** Whether any token this connection holds (or is checking) has claims that `match`. */
+  heldUnder(match: (claims: JWTPayload) => boolean): boolean {
+    if (this.connectionClaims !== null && match(this.connectionClaims)) return true;
+    for (const claims of this.channelClaims.values()) if (match(claims)) return true;
+    return false;
+  }
+
   /** Closes the socket with the disconnect's code and JSON reason, and leaves every channel. */
   close(d: Disconnect = DisconnectNormal): void {
     if (this.state === CLOSED) return;
@@ -192,16 +217,23 @@ export class Client implements HubClient {
     if (cmd.id !== undefined && cmd.id !== null) this.send(frame);
   }
 
-  /** Connection token: expired → 109 (the client gets a new one), anything else invalid → 3500. */
-  async verifyConnectionToken(token: string | undefined): Promise<string> {
+  /**
+   * Connection token: expired → 109 (the client gets a new one), anything else invalid → 3500;
+   * revoked (its grant, account or widget token) → 3500 "token revoked". Becomes the connection's
+   * token before the revocation check, so a revocation during the check closes this client too.
+   */
+  async acceptConnectionToken(token: string | undefined): Promise<string> {
     if (!token) throw DisconnectBadRequest;
+    let claims: JWTPayload;
     try {
-      const claims = await this.ctx.verifier.verify(token);
-      return typeof claims.sub === 'string' ? claims.sub : '';
+      claims = await this.ctx.tokens.verify(token);
     } catch (err) {
       if (err instanceof TokenExpiredError) throw ErrorTokenExpired;
       throw DisconnectInvalidToken;
     }
+    this.connectionClaims = claims;
+    if (!(await this.ctx.tokens.allowed(claims))) throw DisconnectRevoked;
+    return typeof claims.sub === 'string' ? claims.sub : '';
   }
 
   /**
@@ -209,22 +241,36 @@ export class Client implements HubClient {
    * be this connection's id (Centrifugo v2); modern: `sub` must be this connection's user and
    * `client` is not checked (Centrifugo v4+; centrifuge-js 5 reuses a token after reconnecting).
    */
-  async authorizeChannel(channel: string, token: string | undefined): Promise<void> {
+  async authorizeChannel(channel: string, token: string | undefined): Promise<JWTPayload> {
     if (!token) throw ErrorPermissionDenied;
     let claims;
     try {
-      claims = await this.ctx.verifier.verify(token);
+      claims = await this.ctx.tokens.verify(token);
     } catch (err) {
       if (err instanceof TokenExpiredError) throw ErrorTokenExpired;
       throw DisconnectInvalidToken;
     }
     if (claims.channel !== channel) throw ErrorPermissionDenied;
     if (this.legacy ? claims.client !== this.id : (claims.sub ?? '') !== this.user) throw ErrorPermissionDenied;
+    return claims;
+  }
+
+  /**
+   * Makes `claims` the channel's token, then checks that what it was issued under still stands:
+   * 101 unauthorized when revoked (the previous token of the channel, if any, is kept).
+   */
+  private async holdChannelToken(channel: string, claims: JWTPayload): Promise<void> {
+    const previous = this.channelClaims.get(channel);
+    this.channelClaims.set(channel, claims);
+    if (await this.ctx.tokens.allowed(claims)) return;
+    if (previous) this.channelClaims.set(channel, previous);
+    else this.channelClaims.delete(channel);
+    throw ErrorUnauthorized;
   }
 
   async connect(cmd: Extract<Command, { method: 'connect' }>): Promise<void> {
     if (this.state !== CONNECTING) throw DisconnectBadRequest;
-    const user = await this.verifyConnectionToken(cmd.token);
+    const user = await this.acceptConnectionToken(cmd.token);
     if (this.state !== CONNECTING) return;
     this.user = user;
     this.id = randomUUID();
@@ -241,7 +287,7 @@ export class Client implements HubClient {
     if (channel.length > MAX_CHANNEL_LENGTH) throw ErrorBadRequest;
     if (this.subs.has(channel)) throw ErrorAlreadySubscribed;
     if (this.subs.size >= this.ctx.maxSubscriptions) throw ErrorLimitExceeded;
-    await this.authorizeChannel(channel, cmd.token);
+    await this.holdChannelToken(channel, await this.authorizeChannel(channel, cmd.token));
     if (this.state !== CONNECTED) return;
     if (this.subs.has(channel)) throw ErrorAlreadySubscribed;
 
@@ -285,6 +331,7 @@ export class Client implements HubClient {
       }
     } catch (err) {
       if (this.subs.get(channel) === sub) this.subs.delete(channel);
+      this.channelClaims.delete(channel);
       this.ctx.hub.remove(sub);
       throw err;
     }
@@ -313,6 +360,7 @@ export class Client implements HubClient {
     const sub = this.subs.get(cmd.channel);
     if (sub) {
       this.subs.delete(cmd.channel);
+      this.channelClaims.delete(cmd.channel);
       this.ctx.hub.remove(sub);
     }
     this.reply(cmd, this.codec!.emptyReply(cmd.id, 'unsubscribe'));
@@ -339,7 +387,7 @@ export class Client implements HubClient {
 
   /** A new connection token. Connection lifetime is not bounded by `exp` (no refresh is demanded). */
   async refresh(cmd: Extract<Command, { method: 'refresh' }>): Promise<void> {
-    const user = await this.verifyConnectionToken(cmd.token);
+    const user = await this.acceptConnectionToken(cmd.token);
     if (user !== this.user) throw DisconnectInvalidToken;
     this.reply(cmd, this.codec!.refreshReply(cmd.id, { client: this.id, version: this.ctx.version }));
   }
@@ -347,7 +395,7 @@ export class Client implements HubClient {
   async subRefresh(cmd: Extract<Command, { method: 'sub_refresh' }>): Promise<void> {
     if (!cmd.channel) throw DisconnectBadRequest;
     if (!this.subs.has(cmd.channel)) throw ErrorPermissionDenied;
-    await this.authorizeChannel(cmd.channel, cmd.token);
+    await this.holdChannelToken(cmd.channel, await this.authorizeChannel(cmd.channel, cmd.token));
     this.reply(cmd, this.codec!.emptyReply(cmd.id, 'sub_refresh'));
   }
 }

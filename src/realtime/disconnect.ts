@@ -23,6 +23,12 @@ export class Disconnect extends Error {
 export const DisconnectNormal = new Disconnect(3000, 'connection closed', true);
 export const DisconnectShutdown = new Disconnect(3001, 'shutdown', true);
 export const DisconnectInvalidToken = new Disconnect(3500, 'invalid token', false);
+/**
+ * What a token was issued under was revoked (its OAuth grant or application, the account, the
+ * widget token): closes the sockets holding it, and refuses it at connect. 3500 like any token
+ * that no longer works — a terminal code, so clients do not reconnect with it.
+ */
+export const DisconnectRevoked = new Disconnect(3500, 'token revoked', false);
 export const DisconnectBadRequest = new Disconnect(3501, 'bad request', false);
 /** Not connected within `connectTimeoutMs` (INTEROP.md §5: "not connected in 25 s is closed"). */
 export const DisconnectStale = new Disconnect(3502, 'stale', false);

@@ -1,18 +1,21 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { JWTPayload } from 'jose';
+import { TokenVerifier } from '../security/jwt.js';
 import type { Broker, PublishOptions, StreamPosition } from './broker.js';
-import { Client, type ClientContext } from './client.js';
-import { DisconnectShutdown } from './disconnect.js';
+import { Client, type ClientContext, type TokenCheck } from './client.js';
+import { DisconnectRevoked, DisconnectShutdown, type Disconnect } from './disconnect.js';
 import { Hub } from './hub.js';
-import { TokenVerifier } from './tokens.js';
 import { WsTransport } from './transport.js';
 
 type Logger = { info(...a: any[]): void; warn(...a: any[]): void; error(...a: any[]): void; debug?(...a: any[]): void };
 
 export interface RealtimeOptions {
-  /** HS256 secret for connection and channel JWTs. */
-  tokenSecret: string;
+  /** HS256 secret for connection and channel JWTs; signature and expiry are all that is checked. */
+  tokenSecret?: string;
+  /** Or the full token check (the app's: revocation too). One of the two is required. */
+  tokens?: TokenCheck;
   /** Memory (one node) or Redis (several nodes). Not closed by `shutdown()`: its owner closes it. */
   broker: Broker;
   /** Reported in the connect reply (spec §9). */
@@ -94,7 +97,7 @@ export class RealtimeNode {
     this.ctx = {
       hub: this.hub,
       broker: this.broker,
-      verifier: new TokenVerifier(opts.tokenSecret),
+      tokens: opts.tokens ?? signatureOnly(opts.tokenSecret),
       version: opts.version ?? 'openalerts',
       logger,
       maxSubscriptions: opts.maxSubscriptionsPerClient ?? 128,
@@ -192,6 +195,21 @@ export class RealtimeNode {
     await waitForSockets(all, 2000);
   }
 
+  /**
+   * Closes every client (connected or still connecting) holding a token whose claims `match` —
+   * what the token was issued under was revoked. Returns how many were closed.
+   */
+  disconnectWhere(match: (claims: JWTPayload) => boolean, d: Disconnect = DisconnectRevoked): number {
+    let closed = 0;
+    for (const c of this.clients) {
+      if (c.heldUnder(match)) {
+        c.close(d);
+        closed++;
+      }
+    }
+    return closed;
+  }
+
   stats(): { clients: number; subscriptions: number } {
     return { clients: this.connectedCount, subscriptions: this.hub.subscriptions };
   }
@@ -208,6 +226,12 @@ export class RealtimeNode {
     this.recoveryListeners.add(listener);
     return () => this.recoveryListeners.delete(listener);
   }
+}
+
+function signatureOnly(secret: string | undefined): TokenCheck {
+  if (secret === undefined) throw new Error('RealtimeNode needs tokenSecret or tokens');
+  const verifier = new TokenVerifier(secret);
+  return { verify: (token) => verifier.verify(token), allowed: async () => true };
 }
 
 /** Waits until the close handshakes finished; sockets still open after `ms` are destroyed. */

@@ -4,8 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { observedBroker } from '../metrics/observed-broker.js';
 import type { EventPublisher } from '../modules/outbox/events.js';
-import { RevocationBus } from '../oauth/revocation-bus.js';
-import type { TokenStore } from '../oauth/token-store.js';
+import type { RealtimeTokens } from '../modules/realtime-tokens/realtime-tokens.service.js';
 import type { Broker } from './broker.js';
 import { MemoryBroker } from './broker-memory.js';
 import { RedisBroker } from './broker-redis.js';
@@ -22,29 +21,29 @@ export interface Realtime {
 
 /**
  * Wires the real-time node into the app: one broker (memory, or Redis when REDIS_URL is set), the
- * WebSocket endpoint on the app's own HTTP server, the publisher the outbox relay feeds it through,
- * and the Redis bus that carries token revocations to the other nodes. On close, clients get 3001
- * (reconnect) first; the broker closes last, after the relay (a child plugin) has stopped.
+ * WebSocket endpoint on the app's own HTTP server (tokens checked by the realtime-tokens service,
+ * which also has the node close the sockets whose tokens get revoked), and the publisher the outbox
+ * relay feeds it through. On close, clients get 3001 (reconnect) first; the broker closes last,
+ * after the relay (a child plugin) has stopped.
  */
-export async function setUpRealtime(app: FastifyInstance, config: Readonly<Config>, database: Database, tokens: TokenStore, tokenSecret: string, metrics: Metrics): Promise<Realtime> {
+export async function setUpRealtime(app: FastifyInstance, config: Readonly<Config>, database: Database, tokens: RealtimeTokens, metrics: Metrics): Promise<Realtime> {
   const broker: Broker = observedBroker(config.redisUrl ? new RedisBroker({ url: config.redisUrl, prefix: `${config.redisPrefix}.rt`, logger: app.log }) : new MemoryBroker(), metrics);
   const node = new RealtimeNode({
-    tokenSecret,
+    tokens,
     broker,
     version: REALTIME_VERSION,
     logger: app.log,
     history: { size: config.historySize, ttlMs: config.historyTtl * 1000 },
   });
   node.attach(app.server);
+  tokens.onRevoked((revoked) => node.disconnectWhere(revoked));
   node.onRecovery((recovered) => metrics.recovery(recovered));
   const publisher = eventPublisher(node);
-  const bus = config.redisUrl ? await RevocationBus.connect(tokens, config.redisUrl, config.redisPrefix, app.log) : null;
 
   app.addHook('preClose', async () => {
     await node.shutdown();
   });
   app.addHook('onClose', async () => {
-    await bus?.close();
     await broker.close();
   });
   return { node, broker, publisher };

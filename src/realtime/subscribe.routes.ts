@@ -1,9 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { apiErrorResponses, bodyTooLarge, MessageBody } from '../api/schemas.js';
-import { ForbiddenError, InsufficientScopeError } from '../domain/errors.js';
 import { requireToken } from '../oauth/bearer.js';
-import { channelAccess } from './channel-access.js';
-import { signChannelToken } from './tokens.js';
 
 /** Channel tokens outlive a reconnect (centrifuge-js 5 reuses them) but not a day. */
 export const CHANNEL_TOKEN_TTL_SECONDS = 24 * 3600;
@@ -18,9 +15,9 @@ const SubscribeReply = Type.Object({
 });
 
 /**
- * Spec 4.9 / 5.6: signs private-channel subscriptions. Each channel must be the token user's own
- * and its scope granted, else 403 naming it. The token carries `client` (checked by the legacy
- * protocol) and `sub` (checked by the modern one), per INTEROP §5.
+ * Spec 4.9 / 5.6: signs private-channel subscriptions (realtime-tokens `channelsForGrant` decides:
+ * each channel the token user's own and its scope granted, else 403 naming it). The tokens carry
+ * the grant: revoking it closes the sockets subscribed with them.
  */
 export const centrifugeSubscribeRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
@@ -48,19 +45,8 @@ export const centrifugeSubscribeRoutes: FastifyPluginAsyncTypebox = async (app) 
       onRequest: requireToken(),
     },
     async (request) => {
-      const auth = request.auth!;
       const { channels, client } = request.body;
-      const unique = [...new Set(channels)];
-      for (const channel of unique) {
-        const access = channelAccess(channel);
-        if (!access || access.userId !== auth.userId) throw new ForbiddenError(`The channel "${channel}" is not one of this user's channels.`);
-        if (!auth.scopes.includes(access.scope)) throw new InsufficientScopeError(access.scope);
-      }
-      const secret = app.ctx.secrets.realtimeTokenSecret;
-      const signed = await Promise.all(
-        unique.map(async (channel) => ({ channel, token: await signChannelToken(secret, { channel, client, sub: String(auth.userId), ttlSeconds: CHANNEL_TOKEN_TTL_SECONDS }) })),
-      );
-      return { channels: signed };
+      return { channels: await app.ctx.realtimeTokens.channelsForGrant(request.auth!, channels, client, CHANNEL_TOKEN_TTL_SECONDS) };
     },
   );
 };

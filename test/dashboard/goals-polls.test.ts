@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { formatDateTime } from '../../src/domain/datetime.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
-import { TokenVerifier } from '../../src/realtime/tokens.js';
+import { TokenVerifier } from '../../src/security/jwt.js';
 import { buildTestApp, type TestApp } from '../helper.js';
 import { assertHtml, pageData, streamer } from './helpers.js';
 import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';

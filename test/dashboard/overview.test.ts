@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
-import { TokenVerifier } from '../../src/realtime/tokens.js';
+import { TokenVerifier } from '../../src/security/jwt.js';
 import { BrowserSession } from '../browser-session.js';
 import { buildTestApp, makeUser, type TestApp } from '../helper.js';
 import { assertHtml, assertNoInlineScript, pageData, streamer } from './helpers.js';

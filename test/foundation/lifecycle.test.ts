@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { loadSecrets } from '../../src/config/secrets.js';
-import { signConnectionToken } from '../../src/realtime/tokens.js';
+import { signConnectionToken } from '../../src/security/jwt.js';
 import { RawClient } from '../ws-client.js';
 import { tempDir } from '../helper.js';
 import { runCli, startServerProcess } from '../process.js';

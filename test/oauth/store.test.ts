@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { grantedScopes, listAuthorizedApps, revokeUserClient } from '../../src/oauth/oauth.repository.js';
+import { revokeAuthorizedApp } from '../../src/oauth/authorized-apps.service.js';
+import { grantedScopes, listAuthorizedApps } from '../../src/oauth/oauth.repository.js';
 import { buildTestApp, dialects, type TestApp } from '../helper.js';
 import { REDIRECT, assertOAuthError, exchange, fixture, obtainCode, tokenRequest } from './helpers.js';
 
@@ -66,15 +67,18 @@ for (const dialect of await dialects()) {
       for (const r of ok) assert.equal(await t.app.ctx.tokens.verify(r.json().access_token), null);
     });
 
-    test('revokeUserClient revokes every grant of the pair and deletes pending codes, atomically', async () => {
+    test('revokeAuthorizedApp revokes every grant of the pair and deletes pending codes, atomically', async () => {
       await open();
       const f = await fixture(t);
       const a = (await exchange(t, f, await obtainCode(f))).json();
       const pending = await obtainCode(f);
       assert.ok(await t.app.ctx.tokens.verify(a.access_token));
       const { tokens } = t.app.ctx;
-      const ids = await t.database.db.transaction().execute((tx) => revokeUserClient(tx, f.user.id, f.clientId, (x, id) => tokens.revokeGrant(x, id)));
-      assert.equal(ids.length, 1);
+      const grants = await t.database.db.selectFrom('oauth_grants').select('id').where('user_id', '=', f.user.id).where('client_id', '=', f.clientId).execute();
+      assert.equal(grants.length, 1);
+      await revokeAuthorizedApp(t.database.db, tokens, f.user.id, f.clientId);
+      const left = await t.database.db.selectFrom('oauth_grants').select('id').where('user_id', '=', f.user.id).where('revoked_at', 'is', null).execute();
+      assert.equal(left.length, 0);
       assert.equal(await tokens.verify(a.access_token), null);
       assertOAuthError(await exchange(t, f, pending), 400, 'invalid_grant');
       const codes = await t.database.db.selectFrom('oauth_codes').select('code_hash').where('user_id', '=', f.user.id).where('used_at', 'is', null).execute();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
-import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
+import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
 import { BrowserSession } from '../browser-session.js';
 import { buildTestApp, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
 import { until } from '../wait.js';

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import Centrifuge2 from 'centrifuge2';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
-import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
+import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
 import { SECRET, startServer, type TestServer } from './helpers.js';
 import { until } from '../wait.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { RedisBroker } from '../../src/realtime/broker-redis.js';
-import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
+import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
 import { cleanRedis, redisOrSkip, SECRET, startServer, uniquePrefix } from './helpers.js';
 import { closeReason, RawClient } from '../ws-client.js';
 

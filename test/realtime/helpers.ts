@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import type { Broker } from '../../src/realtime/broker.js';
 import { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import { RealtimeNode, type RealtimeOptions } from '../../src/realtime/node.js';
-import { signChannelToken } from '../../src/realtime/tokens.js';
+import { signChannelToken } from '../../src/security/jwt.js';
 import { REDIS_URL } from '../helper.js';
 
 export const SECRET = 'test-secret-0123456789abcdef';

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import type { HistoryOptions, HistoryResult } from '../../src/realtime/broker.js';
 import { MemoryBroker } from '../../src/realtime/broker-memory.js';
-import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
+import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
 import { SECRET, startServer, type TestServer } from './helpers.js';
 import { closeReason, RawClient } from '../ws-client.js';
 import { sleep } from '../wait.js';

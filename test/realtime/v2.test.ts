@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { signChannelToken, signConnectionToken } from '../../src/realtime/tokens.js';
+import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
 import { SECRET, startServer, type TestServer } from './helpers.js';
 import { closeReason, RawClient } from '../ws-client.js';
 import { sleep } from '../wait.js';

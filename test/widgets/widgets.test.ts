@@ -48,7 +48,7 @@ describe('widget tokens', () => {
     assert.equal(claims.sub, `widget:${streamer.id}`);
     assert.ok(claims.exp - Date.now() / 1000 <= 15 * 60 + 1);
 
-    const fresh = await regenerateWidgetToken(w.t.database.db, w.t.app.ctx.secrets.encryptionKey, streamer.id);
+    const fresh = await regenerateWidgetToken(w.t.database.db, w.t.app.ctx.secrets.encryptionKey, w.t.app.ctx.revocations, streamer.id);
     assert.notEqual(fresh, token);
     assert.equal(await userForWidgetToken(w.t.database.db, token), null);
     assert.equal((await inject({ url: `/widget/alerts?token=${token}`, headers: { accept: 'text/html' } })).statusCode, 404);

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { apiErrorResponses, needsScope } from '../../api/schemas.js';
 import { UnauthenticatedError } from '../../domain/errors.js';
 import { requireToken } from '../../oauth/bearer.js';
-import { signConnectionToken } from '../../realtime/tokens.js';
 import { toProfileResource } from './accounts.resource.js';
 import { userById } from './accounts.service.js';
 import { ProfileResponse } from './profile.schemas.js';
@@ -35,7 +34,7 @@ export const profileRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const user = await userById(app.ctx.db, auth.userId!);
       if (!user || !user.is_active) throw new UnauthenticatedError('invalid_token');
       const ttl = Math.max(1, Math.min(SOCKET_TOKEN_TTL_SECONDS, Math.floor((auth.expiresAt - Date.now()) / 1000)));
-      const token = await signConnectionToken(app.ctx.secrets.realtimeTokenSecret, user.id, ttl);
+      const token = await app.ctx.realtimeTokens.connectionForGrant(auth, ttl);
       return { data: toProfileResource(user, app.ctx.config.publicUrl, token) };
     },
   );

@@ -4,6 +4,7 @@ import type { DB } from '../../db/schema.js';
 import { isLocale, isOutputCurrency, LOCALES, OUTPUT_CURRENCIES } from '../../domain/currency.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import { hashPassword, sha256Hex, verifyPassword } from '../../security/crypto.js';
+import type { Revocations } from '../../security/revocations.js';
 import * as repo from './accounts.repository.js';
 import { passwordProblem } from './accounts.service.js';
 import type { UserRow } from './accounts.table.js';
@@ -110,16 +111,18 @@ export async function changePassword(db: Kysely<DB>, userId: number, input: Pass
 
 /**
  * An administrator turns an account off or on. Off: the account can no longer log in, its
- * sessions end, its OAuth tokens are refused (the token store checks `is_active`; the caller
- * must also evict cached verifications with `tokens.forget({kind:'user', userId})` after this
- * returns) and it accepts no donations. On: it works again, tokens included.
+ * sessions end, its OAuth and real-time tokens are refused and its open sockets are closed on
+ * every node (announced once committed), and it accepts no donations. On: it works again, tokens
+ * included.
  */
-export async function setAccountActive(db: Kysely<DB>, actorId: number, userId: number, active: boolean): Promise<UserRow> {
+export async function setAccountActive(db: Kysely<DB>, revocations: Revocations, actorId: number, userId: number, active: boolean): Promise<UserRow> {
   if (actorId === userId && !active) throw new ForbiddenError('You cannot deactivate your own account.');
-  return db.transaction().execute(async (tx) => {
-    const row = await tx.updateTable('users').set({ is_active: active ? 1 : 0, updated_at: Date.now() }).where('id', '=', userId).returningAll().executeTakeFirst();
-    if (!row) throw new NotFoundError('No such user.');
-    if (!active) await tx.deleteFrom('sessions').where('user_id', '=', userId).execute();
-    return row;
+  const row = await db.transaction().execute(async (tx) => {
+    const updated = await repo.updateUser(tx, userId, { is_active: active ? 1 : 0 });
+    if (!updated) throw new NotFoundError('No such user.');
+    if (!active) await repo.deleteSessionsOfUser(tx, userId);
+    return updated;
   });
+  if (!active) revocations.announce({ kind: 'user', userId });
+  return row;
 }

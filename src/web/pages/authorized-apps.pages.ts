@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatDateTime } from '../../domain/datetime.js';
-import { listAuthorizedApps, revokeUserClient } from '../../oauth/oauth.repository.js';
+import { authorizedApps, revokeAuthorizedApp } from '../../oauth/authorized-apps.service.js';
 import { SCOPES, isScope } from '../../oauth/scopes.js';
 import { html } from '../html.js';
 import { page } from '../layout.js';
@@ -8,7 +8,7 @@ import { requireUser } from '../session.js';
 
 async function render(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, notice?: string) {
   const user = request.sessionUser!;
-  const apps = await listAuthorizedApps(app.ctx.db, user.id);
+  const apps = await authorizedApps(app.ctx.db, user.id);
   const csrf = reply.generateCsrf();
   const body = html`<section class="card">
 <h1>Authorized applications</h1>
@@ -36,11 +36,7 @@ export async function authorizedAppsPages(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { clientId: string } }>('/dashboard/authorized-apps/:clientId/revoke', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const clientId = /^\d{1,15}$/.test(request.params.clientId) ? Number(request.params.clientId) : 0;
-    const { db, tokens } = app.ctx;
-    const userId = request.sessionUser!.id;
-    const revoked = await db.transaction().execute((tx) => revokeUserClient(tx, userId, clientId, (t, grantId) => tokens.revokeGrant(t, grantId)));
-    // Evicted again after commit so no concurrent check re-caches a token of these grants.
-    for (const grantId of revoked) tokens.forget({ kind: 'grant', grantId });
+    await revokeAuthorizedApp(app.ctx.db, app.ctx.tokens, request.sessionUser!.id, clientId);
     return reply.redirect('/dashboard/authorized-apps', 303);
   });
 }

@@ -173,7 +173,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
   });
 
   app.post('/dashboard/widgets/token', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
-    await regenerateWidgetToken(db, key, request.sessionUser!.id);
+    await regenerateWidgetToken(db, key, app.ctx.revocations, request.sessionUser!.id);
     return reply.redirect('/dashboard/widgets?done=token', 303);
   });
 

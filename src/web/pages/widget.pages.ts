@@ -10,7 +10,6 @@ import { getActivePoll } from '../../modules/polls/polls.service.js';
 import { markShown, unshownAlerts } from '../../modules/widgets/alerts.service.js';
 import { listVariations } from '../../modules/widgets/variations.service.js';
 import { userForWidgetToken } from '../../modules/widgets/widget-tokens.service.js';
-import { signChannelToken, signConnectionToken } from '../../realtime/tokens.js';
 import { localeOr } from '../../i18n/locales.js';
 import { translator, type Translator } from '../../i18n/translator.js';
 import { visitorLocale } from '../i18n.js';
@@ -22,12 +21,8 @@ import { html, jsonForScript, type Html } from '../html.js';
  * the streamer's widget token in `?token=` (no log-in, no cookies), and their small JSON API
  * under /widget/api. Pages carry short-lived real-time tokens; centrifuge-js 5 (served from
  * /static/vendor/centrifuge.js, as for the dashboard) renews them through GET /widget/api/token, so a regenerated
- * widget token cuts open widgets off at their next renewal — and the page itself re-checks its
- * token every `tokenCheckMs`.
- *
- * Real-time identity: the connection's user is `widget:<user_id>` (never a plain user id, so a
- * widget token can never stand in for the streamer's own socket token), and channel tokens carry
- * the same `sub` (INTEROP §5, modern protocol).
+ * widget token disconnects open widgets at once (their real-time tokens name the widget token, see
+ * realtime-tokens) — and the page itself re-checks its token every `tokenCheckMs`.
  */
 
 /** Lifetime of the real-time tokens a widget page holds. */
@@ -37,19 +32,6 @@ export const WIDGET_TOKEN_CHECK_MS = 60_000;
 
 /** Before each page's own script, in this order. */
 const COMMON_SCRIPTS = ['/static/vendor/centrifuge.js', '/static/common.js', '/static/widget-common.js'];
-
-export const widgetSubject = (userId: number) => `widget:${userId}`;
-
-/** The connection token plus a token for each of the streamer's widget channels. */
-export async function widgetRealtimeTokens(secret: string, userId: number): Promise<{ connection_token: string; channels: Record<string, string> }> {
-  const sub = widgetSubject(userId);
-  const names = [widgetChannel(userId), goalChannel(userId), pollChannel(userId)];
-  const [connection, ...tokens] = await Promise.all([
-    signConnectionToken(secret, sub, WIDGET_REALTIME_TTL_SECONDS),
-    ...names.map((channel) => signChannelToken(secret, { channel, sub, ttlSeconds: WIDGET_REALTIME_TTL_SECONDS })),
-  ]);
-  return { connection_token: connection!, channels: Object.fromEntries(names.map((n, i) => [n, tokens[i]!])) };
-}
 
 /** The streamer's language: a widget speaks it whatever the language of the machine running OBS. */
 const streamerTranslator = (user: UserRow): Translator => translator(localeOr(user.language));
@@ -87,7 +69,9 @@ function privateReply(reply: FastifyReply): FastifyReply {
 
 export async function widgetPages(app: FastifyInstance): Promise<void> {
   const { db } = app.ctx;
-  const secret = app.ctx.secrets.realtimeTokenSecret;
+  /** The connection token plus a token for each of the streamer's widget channels, bound to the widget token presented. */
+  const widgetRealtimeTokens = (request: FastifyRequest, userId: number) =>
+    app.ctx.realtimeTokens.forWidget(userId, queryToken(request) as string, [widgetChannel(userId), goalChannel(userId), pollChannel(userId)], WIDGET_REALTIME_TTL_SECONDS);
   /** Page routes: an unknown or regenerated token is a plain 404 page. */
   const pageUser = async (request: FastifyRequest, reply: FastifyReply): Promise<UserRow | null> => {
     const user = await userForWidgetToken(db, queryToken(request));
@@ -112,7 +96,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
   app.get('/widget/alerts', async (request, reply) => {
     const user = await pageUser(request, reply);
     if (!user) return reply;
-    const [variations, rates, realtime] = await Promise.all([listVariations(db, user.id), currentRates(db), widgetRealtimeTokens(secret, user.id)]);
+    const [variations, rates, realtime] = await Promise.all([listVariations(db, user.id), currentRates(db), widgetRealtimeTokens(request, user.id)]);
     // Sale amounts arrive in the sale's currency; minimum amounts are in the streamer's.
     const toUserCurrency: Record<string, number> = {};
     for (const c of INPUT_CURRENCIES) {
@@ -142,7 +126,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
     const user = await pageUser(request, reply);
     if (!user) return reply;
     const pinned = pinnedGoalId(request);
-    const [goal, realtime] = await Promise.all([currentGoal(user.id, pinned), widgetRealtimeTokens(secret, user.id)]);
+    const [goal, realtime] = await Promise.all([currentGoal(user.id, pinned), widgetRealtimeTokens(request, user.id)]);
     const channel = goalChannel(user.id);
     const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], goalId: pinned, goal, tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
     return privateReply(reply).type('text/html; charset=utf-8').send(
@@ -153,7 +137,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
   app.get('/widget/poll', async (request, reply) => {
     const user = await pageUser(request, reply);
     if (!user) return reply;
-    const [poll, realtime] = await Promise.all([getActivePoll(db, user.id), widgetRealtimeTokens(secret, user.id)]);
+    const [poll, realtime] = await Promise.all([getActivePoll(db, user.id), widgetRealtimeTokens(request, user.id)]);
     const channel = pollChannel(user.id);
     const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], poll: poll && publicPoll(poll), tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
     return privateReply(reply).type('text/html; charset=utf-8').send(
@@ -164,7 +148,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
   app.get('/widget/api/token', async (request, reply) => {
     const user = await apiUser(request, reply);
     if (!user) return reply;
-    return reply.type('application/json').send(await widgetRealtimeTokens(secret, user.id));
+    return reply.type('application/json').send(await widgetRealtimeTokens(request, user.id));
   });
 
   app.get('/widget/api/unshown', async (request, reply) => {

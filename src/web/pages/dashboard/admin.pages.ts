@@ -92,9 +92,7 @@ export async function adminPages(app: FastifyInstance): Promise<void> {
     const userId = idParam(request.params.id);
     const active = field(request.body, 'active') === '1';
     try {
-      const user = await setAccountActive(app.ctx.db, request.sessionUser!.id, userId, active);
-      // After commit: no cached verification of this user's tokens survives (this node and, via the bus, others).
-      if (!active) app.ctx.tokens.forget({ kind: 'user', userId });
+      const user = await setAccountActive(app.ctx.db, app.ctx.revocations, request.sessionUser!.id, userId, active);
       return usersPage(app, request, reply, { notice: `${user.name} is ${active ? 'active again' : 'deactivated'}.` });
     } catch (err) {
       if (err instanceof ForbiddenError) return usersPage(app, request, reply, { error: err.message }, 403);

@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { sendJsonError } from '../../../http/error-handler.js';
-import { userChannels } from '../../../realtime/channel-access.js';
-import { signChannelToken, signConnectionToken } from '../../../realtime/tokens.js';
+import { userChannels } from '../../../modules/realtime-tokens/channel-access.js';
 import { html } from '../../html.js';
 
 /**
  * Live dashboard pages connect to our own WebSocket endpoint with centrifuge-js 5 (modern
  * protocol, INTEROP §5: channel tokens are bound to the user through `sub`, not to a client id).
  * Tokens embedded in a page live briefly; the page renews them through POST /dashboard/realtime-token,
- * which needs the session — so a logged-out or deactivated streamer stops receiving within the TTL.
+ * which needs the session — so a logged-out streamer stops receiving within the TTL. A deactivated
+ * one is disconnected at once (realtime-tokens: the tokens are checked against the account).
  */
 export const DASHBOARD_TOKEN_TTL_SECONDS = 300;
 
@@ -21,17 +21,13 @@ export interface RealtimeConfig {
   channels: { channel: string; token: string }[];
 }
 
-async function channelToken(secret: string, userId: number, channel: string): Promise<string> {
-  return signChannelToken(secret, { channel, sub: String(userId), ttlSeconds: DASHBOARD_TOKEN_TTL_SECONDS });
-}
-
 /** What a live page embeds for dashboard.js: a connection token and one token per channel. */
 export async function realtimeConfig(app: FastifyInstance, userId: number, channels: string[]): Promise<RealtimeConfig> {
-  const secret = app.ctx.secrets.realtimeTokenSecret;
+  const tokens = app.ctx.realtimeTokens;
   return {
-    token: await signConnectionToken(secret, userId, DASHBOARD_TOKEN_TTL_SECONDS),
+    token: await tokens.connectionForUser(userId, DASHBOARD_TOKEN_TTL_SECONDS),
     tokenUrl: '/dashboard/realtime-token',
-    channels: await Promise.all(channels.map(async (channel) => ({ channel, token: await channelToken(secret, userId, channel) }))),
+    channels: await Promise.all(channels.map(async (channel) => ({ channel, token: await tokens.channelForUser(userId, channel, DASHBOARD_TOKEN_TTL_SECONDS) }))),
   };
 }
 
@@ -54,14 +50,14 @@ export async function realtimeTokenRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const user = request.sessionUser!;
       const channel = (request.body as { channel?: unknown } | undefined)?.channel;
-      const secret = app.ctx.secrets.realtimeTokenSecret;
+      const tokens = app.ctx.realtimeTokens;
       if (channel === undefined || channel === null || channel === '') {
-        return reply.header('cache-control', 'no-store').send({ token: await signConnectionToken(secret, user.id, DASHBOARD_TOKEN_TTL_SECONDS) });
+        return reply.header('cache-control', 'no-store').send({ token: await tokens.connectionForUser(user.id, DASHBOARD_TOKEN_TTL_SECONDS) });
       }
       if (typeof channel !== 'string' || !userChannels(user.id).includes(channel)) {
         return sendJsonError(reply, 403, { message: 'This channel is not yours.' });
       }
-      return reply.header('cache-control', 'no-store').send({ token: await channelToken(secret, user.id, channel) });
+      return reply.header('cache-control', 'no-store').send({ token: await tokens.channelForUser(user.id, channel, DASHBOARD_TOKEN_TTL_SECONDS) });
     },
   );
 }

@@ -1,9 +1,11 @@
 import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 
 /**
- * Real-time tokens: JWT HS256 with the server secret (INTEROP.md §5 "Tokens"). Connection token
- * claims `sub` (user id as a string) and `exp`; channel token claims `channel`, `client`, `sub`
- * and `exp`. A Centrifugo configured with the same HMAC secret accepts the same tokens.
+ * The real-time tokens' format: JWT HS256 with the server secret (INTEROP.md §5 "Tokens").
+ * Connection token claims `sub` (user id as a string) and `exp`; channel token claims `channel`,
+ * `client`, `sub` and `exp`; private claims (`extra`) name what the token was issued under, for
+ * revocation (modules/realtime-tokens). A Centrifugo configured with the same HMAC secret accepts
+ * the same tokens. Who may have which token is decided by the realtime-tokens service, not here.
  */
 
 const encoder = new TextEncoder();
@@ -34,9 +36,9 @@ export async function signConnectionToken(
  */
 export async function signChannelToken(
   secret: string,
-  p: { client?: string; channel: string; sub?: string; ttlSeconds?: number },
+  p: { client?: string; channel: string; sub?: string; ttlSeconds?: number; extra?: Record<string, unknown> },
 ): Promise<string> {
-  const claims: Record<string, unknown> = { channel: p.channel };
+  const claims: Record<string, unknown> = { ...p.extra, channel: p.channel };
   if (p.client !== undefined) claims.client = p.client;
   const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' });
   if (p.sub !== undefined) jwt.setSubject(p.sub);

@@ -1,4 +1,4 @@
-import { donationChannel, goalChannel, pollChannel } from '../modules/outbox/channels.js';
+import { donationChannel, goalChannel, pollChannel } from '../outbox/channels.js';
 
 /** Which scope a private channel needs and whose it is (spec 6.2). Null for channels apps may not have. */
 export function channelAccess(channel: string): { userId: number; scope: string } | null {
