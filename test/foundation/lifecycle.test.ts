@@ -61,10 +61,12 @@ test('invalid configuration stops the start with a message naming the variable',
 
 test('SIGTERM closes real-time clients with 3001 so they reconnect, then exits cleanly', async () => {
   const dataDir = tempDir();
+  // Real-time tokens of a user id are checked against the account: the streamer must exist.
+  const user = JSON.parse((await runCli(['user', 'create', '--email', 'live@example.test', '--password', 'a long passphrase', '--name', 'Live'], { DATA_DIR: dataDir })).stdout);
   const server = await startServerProcess({ DATA_DIR: dataDir });
   const secret = loadSecrets({ dataDir, secretKey: null, realtimeTokenSecret: null }).realtimeTokenSecret;
   const ws = await RawClient.open(`${server.url.replace('http', 'ws')}/connection/websocket`);
-  ws.send({ params: { token: await signConnectionToken(secret, 1, 60) }, id: 1 });
+  ws.send({ params: { token: await signConnectionToken(secret, user.id, 60) }, id: 1 });
   assert.match((await ws.reply(1)).result.client, /^[0-9a-f-]{36}$/);
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   assert.equal(await server.stop('SIGTERM'), 0);
