@@ -128,7 +128,8 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     const url = await listen(t.app);
     const wsUrl = `${url.replace(/^http/, 'ws')}/connection/websocket`;
     const secret = t.app.ctx.secrets.realtimeTokenSecret;
-    const userId = '777';
+    // Real-time tokens of a user id are checked against the account: the streamer must exist.
+    const userId = String((await makeUser(t.database.db)).id);
     const channel = `$alerts:donation_${userId}`;
     const token = await signChannelToken(secret, { channel, sub: userId });
     await t.app.ctx.realtime.node.publish(channel, { id: 1 });
