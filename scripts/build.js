@@ -9,9 +9,10 @@
 //   and loading them one by one was a quarter of the server's start-up CPU. Both are plain
 //   JavaScript with no files of their own to read and no state shared with other packages, and
 //   the bundle is made from the version package-lock.json installed, at every build.
-//   A package's subpaths that our files import (`typebox/compile`, the validator the Merchandise
-//   API runs its schemas through) go into the package's one bundle, so their shared internals are
-//   read once.
+//   `typebox/compile` (the validator the Merchandise API runs its schemas through) is a bundle of
+//   its own, imported on first use: it is as big as the rest of typebox, and a server that gets no
+//   Merchandise API request never loads it. It shares no state with `typebox` (schemas are plain
+//   objects).
 //
 // esbuild transpiles without type checking (`npm run typecheck` does that; `isolatedModules` in
 // tsconfig.json keeps every file transpilable on its own), in about a second, which is why
@@ -26,7 +27,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
 // Package → the import paths its bundle serves (their exports must not clash).
-const VENDORED = { kysely: ['kysely'], typebox: ['typebox', 'typebox/compile'] };
+const VENDORED = { kysely: ['kysely'], typebox: ['typebox'], 'typebox/compile': ['typebox/compile'] };
 const bundleOf = (importPath) => Object.keys(VENDORED).find((name) => VENDORED[name].includes(importPath));
 const common = { format: 'esm', platform: 'node', target: 'node20.19', sourcemap: 'linked', logLevel: 'warning' };
 
@@ -87,7 +88,7 @@ try {
       outfile: path.join(staging, 'vendor', `${name}.js`),
     });
     // Their licence (MIT) asks for the notice to travel with copies of the code.
-    const pkgDir = path.join(root, 'node_modules', name);
+    const pkgDir = path.join(root, 'node_modules', name.split('/')[0]);
     const license = fs.readdirSync(pkgDir).find((f) => /^licen[cs]e(\.|$)/i.test(f));
     if (!license) throw new Error(`no licence file in ${pkgDir}`);
     fs.copyFileSync(path.join(pkgDir, license), path.join(staging, 'vendor', `${name}.LICENSE`));

@@ -1,5 +1,4 @@
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
 import { ValidationError } from '../../domain/errors.js';
 import { MAX_MINOR } from '../../domain/money.js';
 
@@ -174,23 +173,35 @@ export type Problems = Record<string, string[]>;
 /** A compiled check of one part of a request (body, query or path) against its schema. */
 export interface ParamsCheck<T extends TObject> {
   /** The normalized parameters, or every problem found. */
-  run(params: unknown): { value: Static<T>; problems: null } | { value: null; problems: Problems };
+  run(params: unknown): Promise<{ value: Static<T>; problems: null } | { value: null; problems: Problems }>;
 }
 
+type Validator = { Check(value: unknown): boolean; Errors(value: unknown): unknown[] };
+
+// TypeBox's compiler is as big as the rest of typebox: it is loaded when the first Merchandise API
+// request is validated, not at every start of a server that may never get one.
+let compiler: Promise<(schema: TSchema) => Validator> | undefined;
+const compile = (schema: TSchema) => (compiler ??= import('typebox/compile').then((m) => m.Compile as (schema: TSchema) => Validator)).then((c) => c(schema));
+
 /**
- * Compiled once per route. Problems are collected property by property (each has its own
- * validator): TypeBox stops listing errors after a few per call, and one bad title must not hide
- * a missing price.
+ * Compiled on first use, once per route. Problems are collected property by property (each has
+ * its own validator): TypeBox stops listing errors after a few per call, and one bad title must
+ * not hide a missing price.
  */
 export function paramsCheck<T extends TObject>(schema: T): ParamsCheck<T> {
-  const whole = Compile(schema);
   const json = schema as unknown as JsonSchema;
   const plans = planOf(json);
   const required = new Set((json.required as string[] | undefined) ?? []);
-  const properties = Object.entries(json.properties ?? {}).map(([key, property]) => ({ key, property, validator: Compile(property as unknown as TSchema) }));
+  let validators: Promise<{ whole: Validator; properties: Array<{ key: string; property: JsonSchema; validator: Validator }> }> | undefined;
+  const compiled = () =>
+    (validators ??= (async () => ({
+      whole: await compile(schema),
+      properties: await Promise.all(Object.entries(json.properties ?? {}).map(async ([key, property]) => ({ key, property, validator: await compile(property as unknown as TSchema) }))),
+    }))());
   return {
-    run(params) {
+    async run(params) {
       const value = normalize(plans, isPlainObject(params) ? params : {}, false);
+      const { whole, properties } = await compiled();
       if (whole.Check(value)) return { value: value as Static<T>, problems: null };
       const problems: Problems = {};
       for (const { key, property, validator } of properties) {
@@ -199,7 +210,7 @@ export function paramsCheck<T extends TObject>(schema: T): ParamsCheck<T> {
           continue;
         }
         if (validator.Check(value[key])) continue;
-        for (const issue of validator.Errors(value[key]) as unknown as Issue[]) {
+        for (const issue of validator.Errors(value[key]) as Issue[]) {
           const names = issue.keyword === 'required' ? (issue.params.requiredProperties as string[]) : [undefined];
           for (const name of names) {
             const field = fieldOf(`/${key.replace(/~/g, '~0').replace(/\//g, '~1')}${issue.instancePath}`, name);
@@ -214,12 +225,12 @@ export function paramsCheck<T extends TObject>(schema: T): ParamsCheck<T> {
 }
 
 /** Runs several checks (path, query, body) and throws one ValidationError listing every problem. */
-export function checkAll(parts: ReadonlyArray<[check: ParamsCheck<TObject> | undefined, params: unknown, assign: (value: unknown) => void]>): void {
+export async function checkAll(parts: ReadonlyArray<[check: ParamsCheck<TObject> | undefined, params: unknown, assign: (value: unknown) => void]>): Promise<void> {
   let problems: Problems | null = null;
   const values: Array<[(value: unknown) => void, unknown]> = [];
   for (const [check, params, assign] of parts) {
     if (!check) continue;
-    const result = check.run(params);
+    const result = await check.run(params);
     if (result.problems) problems = { ...(problems ?? {}), ...result.problems };
     else values.push([assign, result.value]);
   }

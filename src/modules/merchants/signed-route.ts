@@ -53,7 +53,7 @@ function validateSignedInput(doc: SignedRouteDoc): preHandlerAsyncHookHandler {
   const query = doc.querystring && paramsCheck(doc.querystring);
   const body = doc.body && paramsCheck(doc.body);
   return async (request) => {
-    checkAll([
+    await checkAll([
       [params, request.params, (value) => (request.params = value)],
       [query, request.query, (value) => (request.query = value)],
       [body, request.body, (value) => (request.body = value)],
