@@ -124,6 +124,13 @@ export class Translator {
     return f.format(n);
   }
 
+  /** A percentage given as 0–100: `45%`, `45 %`. */
+  percent(value: number): string {
+    let f = numberFormats.get(`${this.tag}:percent`);
+    if (!f) numberFormats.set(`${this.tag}:percent`, (f = new Intl.NumberFormat(this.tag, { style: 'percent', maximumFractionDigits: 2 })));
+    return f.format(value / 100);
+  }
+
   number(n: number): string {
     return cachedNumberFormat(this.tag).format(n);
   }

@@ -84,7 +84,7 @@ export function page({ title, user, csrf, body, head, path, t = english() }: Pag
 <title>${t.t('layout.title', { title })}</title>
 <link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/static/app.css">
-${user ? html`<script src="/static/common.js" defer></script>` : ''}
+${user ? html`${scriptMessages(t, 'js')}<script src="/static/common.js" defer></script>` : ''}
 ${head}
 ${user ? html`<script src="/static/dashboard.js" defer></script>` : ''}
 </head>

@@ -5,7 +5,9 @@
   'use strict';
 
   var data = readPageData();
-  var numberFormat = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  // Messages, money and times in the streamer's language (i18n.js, a module that runs first).
+  var I18n = window.OpenAlertsI18n;
+  var t = I18n.t;
 
   function readPageData() {
     var el = document.getElementById('page-data');
@@ -20,7 +22,7 @@
   var el = window.OpenAlertsCommon.el;
 
   function money(major, currency) {
-    return numberFormat.format(Number(major)) + ' ' + currency;
+    return I18n.money(major, currency);
   }
 
   // --- Confirmations: <form data-confirm="question"> -------------------------------------------
@@ -30,14 +32,22 @@
   }, true);
 
   // --- Times: the server writes UTC; show the viewer's local time -------------------------------
-  var dateTimeFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  // In the page's language and the viewer's time zone.
+  var dateTimeFormat = new Intl.DateTimeFormat(I18n.locale, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
   function localizeTime(node) {
     var when = new Date(node.getAttribute('datetime'));
     if (isNaN(when.getTime())) return;
+    if (node.hasAttribute('data-relative')) {
+      // "3 минуты назад", with the full local time on hover; kept current below.
+      node.title = dateTimeFormat.format(when);
+      node.textContent = I18n.relative(when);
+      return;
+    }
     node.title = node.textContent;
     node.textContent = dateTimeFormat.format(when);
   }
-  document.querySelectorAll('time[data-local]').forEach(localizeTime);
+  document.querySelectorAll('time[data-local], time[data-relative]').forEach(localizeTime);
+  setInterval(function () { document.querySelectorAll('time[data-relative]').forEach(localizeTime); }, 30000);
 
   function pad(n) {
     return (n < 10 ? '0' : '') + n;
@@ -52,7 +62,7 @@
       if (!isNaN(utc.getTime())) input.value = localInputValue(utc);
     }
     var hint = input.parentElement && input.parentElement.querySelector('[data-tz-hint]');
-    if (hint) hint.textContent = 'your local time';
+    if (hint) hint.textContent = t('js.local_time');
     input.form.addEventListener('submit', function () {
       var offset = input.form.querySelector('input[name="tz_offset"]');
       if (!offset) return;
@@ -86,6 +96,7 @@
     var meta = el('div', 'meta');
     var time = el('time', null, d.created_at + ' UTC');
     time.setAttribute('datetime', String(d.created_at).replace(' ', 'T') + 'Z');
+    time.setAttribute('data-relative', '');
     localizeTime(time);
     meta.appendChild(time);
     if (d.payin_system && d.payin_system.title) {
@@ -111,18 +122,18 @@
           return res.json();
         })
         .then(function (body) {
-          button.textContent = 'Sent ✓';
+          button.textContent = t('js.test_alert.sent');
           // The publication normally shows it first; without a live connection, show the reply.
           var delay = statusEl && statusEl.dataset.state === 'connected' ? 3000 : 0;
           setTimeout(function () { showDonation(body.data); }, delay);
         })
         .catch(function () {
-          button.textContent = 'Failed — try again';
+          button.textContent = t('js.test_alert.failed');
         })
         .finally(function () {
           setTimeout(function () {
             button.disabled = false;
-            button.textContent = 'Send test alert';
+            button.textContent = t('js.test_alert.send');
           }, 1200);
         });
     });
@@ -133,16 +144,12 @@
     return g.goal_amount > 0 ? Math.min(100, Math.floor((g.raised_amount / g.goal_amount) * 100)) : 0;
   }
 
+  function progressText(g) {
+    return t('js.goal_progress', { raised: money(g.raised_amount, g.currency), goal: money(g.goal_amount, g.currency), percent: I18n.number(goalPercent(g) / 100, { style: 'percent' }) });
+  }
+
   function progressNodes(g) {
-    var line = el('div', 'progress-line');
-    line.appendChild(el('span', 'raised', Number(g.raised_amount).toFixed(2)));
-    line.appendChild(document.createTextNode(' of '));
-    line.appendChild(el('span', 'target', Number(g.goal_amount).toFixed(2)));
-    line.appendChild(document.createTextNode(' ' + g.currency + ' · '));
-    line.appendChild(el('span', 'pct', goalPercent(g)));
-    line.appendChild(document.createTextNode('%'));
-    var bar = el('progress');
-    return [line, bar];
+    return [el('div', 'progress-line', progressText(g)), el('progress')];
   }
 
   function updateGoal(g) {
@@ -155,10 +162,10 @@
       card.dataset.goalId = String(g.id);
       var head = el('div', 'item-head');
       head.appendChild(el('h3', 'goal-title', g.title));
-      head.appendChild(el('span', 'tag state', 'running'));
+      head.appendChild(el('span', 'tag state', t('js.state.running')));
       card.appendChild(head);
       progressNodes(g).forEach(function (n) { card.appendChild(n); });
-      card.appendChild(el('p', 'meta', 'Started elsewhere — reload the page to edit it.'));
+      card.appendChild(el('p', 'meta', t('js.started_elsewhere_goal')));
       list.insertBefore(card, list.firstChild);
       var empty = document.getElementById('goals-empty');
       if (empty) empty.hidden = true;
@@ -168,9 +175,7 @@
       if (node) node.textContent = text;
     };
     set('.goal-title', g.title);
-    set('.raised', Number(g.raised_amount).toFixed(2));
-    set('.target', Number(g.goal_amount).toFixed(2));
-    set('.pct', String(goalPercent(g)));
+    set('.progress-line', progressText(g));
     var bar = card.querySelector('progress');
     if (bar) {
       bar.max = Math.max(Number(g.goal_amount), 0.01);
@@ -178,7 +183,7 @@
     }
     if (!g.is_active) {
       card.classList.add('ended');
-      set('.state', 'ended');
+      set('.state', t('js.state.ended', { kind: 'goal' }));
       card.querySelectorAll('details.edit, form.close-form').forEach(function (n) { n.remove(); });
     }
     card.classList.remove('flash');
@@ -196,8 +201,8 @@
       item.dataset.optionId = String(o.id);
       var head = el('div', 'option-head');
       head.appendChild(el('span', 'option-title', o.title));
-      var value = type === 'sum' ? Number(o.amount_value).toFixed(2) + (currency ? ' ' + currency : '') : o.amount_value + (o.amount_value === 1 ? ' vote' : ' votes');
-      head.appendChild(el('span', 'option-value', value + ' · ' + o.amount_percent + '%'));
+      var value = type === 'sum' ? (currency ? money(o.amount_value, currency) : I18n.number(o.amount_value)) : t('js.poll_votes', { count: Number(o.amount_value) });
+      head.appendChild(el('span', 'option-value', value + ' · ' + I18n.number(Number(o.amount_percent) / 100, { style: 'percent', maximumFractionDigits: 2 })));
       item.appendChild(head);
       var bar = el('progress');
       bar.max = 100;
@@ -221,9 +226,9 @@
       card.dataset.type = p.type;
       var head = el('div', 'item-head');
       head.appendChild(el('h3', null, p.title));
-      head.appendChild(el('span', 'tag state', 'running'));
+      head.appendChild(el('span', 'tag state', t('js.state.running')));
       card.appendChild(head);
-      card.appendChild(el('p', 'meta', 'Started elsewhere — reload the page to manage it.'));
+      card.appendChild(el('p', 'meta', t('js.started_elsewhere_poll')));
       holder.insertBefore(card, holder.firstChild);
     }
     card.dataset.type = p.type;
@@ -231,7 +236,7 @@
     if (!p.is_active) {
       card.classList.add('ended');
       var state = card.querySelector('.state');
-      if (state) state.textContent = 'ended';
+      if (state) state.textContent = t('js.state.ended', { kind: 'poll' });
       card.querySelectorAll('details.edit, form.close-form').forEach(function (n) { n.remove(); });
     }
   }
@@ -264,9 +269,9 @@
       token: rt.token,
       getToken: function () { return postJson(rt.tokenUrl, {}); },
     });
-    client.on('connecting', function () { setStatus('connecting', 'connecting…'); });
-    client.on('connected', function () { setStatus('connected', 'live'); });
-    client.on('disconnected', function () { setStatus('disconnected', 'offline'); });
+    client.on('connecting', function () { setStatus('connecting', t('js.live.connecting')); });
+    client.on('connected', function () { setStatus('connected', t('js.live.connected')); });
+    client.on('disconnected', function () { setStatus('disconnected', t('js.live.offline')); });
     rt.channels.forEach(function (ch) {
       var handler = HANDLERS.filter(function (h) { return ch.channel.indexOf(h.prefix) === 0; })[0];
       if (!handler) return;
@@ -283,6 +288,6 @@
 
   if (data && data.realtime) {
     if (window.Centrifuge) startRealtime(data.realtime);
-    else setStatus('disconnected', 'offline');
+    else setStatus('disconnected', t('js.live.offline'));
   }
 })();

@@ -6,6 +6,7 @@ import { setAccountActive } from '../../../modules/accounts/profile.service.js';
 import { listCurrencyRates, setRate } from '../../../modules/currencies/currencies.service.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
+import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, pageNumber, pager, requireAdmin, sendPage, time, type FieldErrors } from './common.js';
 
@@ -19,6 +20,7 @@ async function usersPage(app: FastifyInstance, request: FastifyRequest, reply: F
   const { users, total } = await searchUsers(app.ctx.db, search, current, PER_PAGE);
   const csrf = reply.generateCsrf();
   const query = new URLSearchParams(search ? { q: search } : {});
+  const t = pageTranslator(request);
   const body = html`<section class="card">
 <h1>Users</h1>
 ${notice(flash.notice)}
@@ -36,7 +38,7 @@ ${users.map(
   <td data-label="E-mail">${u.email}</td>
   <td data-label="Role">${u.role}</td>
   <td data-label="Status">${u.is_active ? 'active' : html`<strong class="inactive">deactivated</strong>`}</td>
-  <td data-label="Since">${time(u.created_at)}</td>
+  <td data-label="Since">${time(t, u.created_at)}</td>
   <td class="actions">${u.id === me.id
     ? html`<small>you</small>`
     : html`<form method="post" action="/admin/users/${u.id}/active" class="inline"${u.is_active ? html` data-confirm="Deactivate this account? The streamer is logged out and every token of theirs stops working."` : ''}>
@@ -45,7 +47,7 @@ ${users.map(
 </tr>`,
 )}
 </tbody></table>
-${pager('/admin/users', query, current, Math.ceil(total / PER_PAGE))}
+${pager(t, '/admin/users', query, current, Math.ceil(total / PER_PAGE))}
 </section>`;
   return sendPage(request, reply, csrf, { title: 'Users', body, status });
 }
@@ -63,7 +65,7 @@ ${notice(flash.notice)}
 ${rates
   .filter((r) => r.currency !== 'USD')
   .map(
-    (r) => html`<tr><td data-label="Currency">${r.currency}</td><td data-label="Per 1 USD" class="num">${String(Number(r.per_usd))}</td><td data-label="As of">${r.as_of}</td><td data-label="Updated">${time(Number(r.updated_at))}</td></tr>`,
+    (r) => html`<tr><td data-label="Currency">${r.currency}</td><td data-label="Per 1 USD" class="num">${String(Number(r.per_usd))}</td><td data-label="As of">${r.as_of}</td><td data-label="Updated">${time(pageTranslator(request), Number(r.updated_at))}</td></tr>`,
   )}
 </tbody></table>
 </section>

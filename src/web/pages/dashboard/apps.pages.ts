@@ -3,6 +3,8 @@ import { NotFoundError, ValidationError } from '../../../domain/errors.js';
 import { createApp, deleteApp, listOwnApps, rotateSecret, updateRedirectUris, type AppView } from '../../../modules/apps/apps.service.js';
 import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
+import type { Translator } from '../../../i18n/translator.js';
+import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, sendPage, time, type FieldErrors } from './common.js';
 
@@ -30,13 +32,13 @@ function editForm(a: AppView, csrf: string, flash: Flash): Html {
 </form></details>`;
 }
 
-function appCard(a: AppView, csrf: string, flash: Flash): Html {
+function appCard(t: Translator, a: AppView, csrf: string, flash: Flash): Html {
   return html`<article class="item" id="app-${a.client_id}">
   <div class="item-head"><h3>${a.name}</h3><span class="tag">client_id <code>${a.client_id}</code></span></div>
   <dl class="facts">
     <dt>Redirect URIs</dt><dd>${a.redirect_uris.map((u) => html`<code>${u}</code><br>`)}</dd>
     <dt>Merchandise API</dt><dd>${a.merchandise_access ? 'granted' : '—'}</dd>
-    <dt>Created</dt><dd>${time(a.created_at)}</dd>
+    <dt>Created</dt><dd>${time(t, a.created_at)}</dd>
   </dl>
   ${editForm(a, csrf, flash)}
   <div class="actions">
@@ -59,7 +61,7 @@ ${notice(flash.notice)}
 ${flash.secret
   ? html`<div class="notice secret" role="status"><strong>Client secret for application ${flash.secret.clientId}</strong> — copy it now, it is shown only once:<br><code id="client-secret">${flash.secret.value}</code></div>`
   : ''}
-${apps.length ? apps.map((a) => appCard(a, csrf, flash)) : html`<p class="empty">You have no applications yet.</p>`}
+${apps.length ? apps.map((a) => appCard(pageTranslator(request), a, csrf, flash)) : html`<p class="empty">You have no applications yet.</p>`}
 </section>
 <section class="card">
 <h2>Create an application</h2>

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UserRow } from '../../../modules/accounts/accounts.table.js';
-import { formatDateTime } from '../../../domain/datetime.js';
 import { html, jsonForScript, type Html } from '../../html.js';
+import type { Translator } from '../../../i18n/translator.js';
+import { pageTranslator } from '../../i18n.js';
 import { page } from '../../layout.js';
 
 export type FieldErrors = Record<string, string[]>;
@@ -42,32 +43,34 @@ export function sendPage(request: FastifyRequest, reply: FastifyReply, csrf: str
     .status(view.status ?? 200)
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
-    .send(page({ title: view.title, user, csrf, body, head: view.head, path: request.url }));
+    .send(page({ t: pageTranslator(request), title: view.title, user, csrf, body, head: view.head, path: request.url }));
 }
 
 /** preHandler: administrators only; other logged-in users get a 403 page (run after requireUser). */
 export async function requireAdmin(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const user = request.sessionUser;
   if (!user || user.role === 'admin') return;
-  const body = html`<section class="card"><h1>Error 403</h1><p>This page is for administrators only.</p><p><a href="/dashboard">Back to your dashboard</a></p></section>`;
-  await reply.status(403).type('text/html; charset=utf-8').send(page({ title: 'Error 403', user, csrf: reply.generateCsrf(), body }));
+  const t = pageTranslator(request);
+  const title = t.t('layout.error_title', { status: 403 });
+  const body = html`<section class="card"><h1>${title}</h1><p>${t.t('dash.admin_only')}</p><p><a href="/dashboard">${t.t('dash.back_to_dashboard')}</a></p></section>`;
+  await reply.status(403).type('text/html; charset=utf-8').send(page({ t, title, user, csrf: reply.generateCsrf(), body }));
 }
 
 export function notice(text: string | undefined): Html {
   return text ? html`<div class="notice" role="status">${text}</div>` : html``;
 }
 
-/** A UTC date-time that dashboard.js rewrites into the viewer's local time. */
-export function time(epochMs: number): Html {
-  return html`<time datetime="${new Date(epochMs).toISOString()}" data-local>${formatDateTime(epochMs)} UTC</time>`;
+/**
+ * A date-time in the page's language, in UTC; dashboard.js rewrites it into the viewer's local
+ * time, or (`relative`) into "3 minutes ago" kept current.
+ */
+export function time(t: Translator, epochMs: number, relative = false): Html {
+  return html`<time datetime="${new Date(epochMs).toISOString()}" ${relative ? 'data-relative' : 'data-local'}>${t.dateTime(epochMs)} UTC</time>`;
 }
 
-const FORMATTERS = new Map<string, Intl.NumberFormat>();
-/** Minor units as a money string, e.g. `1,234.50 USD`. */
-export function money(minor: number, currency: string): string {
-  let f = FORMATTERS.get('en');
-  if (!f) FORMATTERS.set('en', (f = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })));
-  return `${f.format(minor / 100)} ${currency}`;
+/** Minor units with the currency in the page's language: `1 234,50 ₽`, `$1,234.50`. */
+export function money(t: Translator, minor: number, currency: string): string {
+  return t.money(minor, currency);
 }
 
 /** Hidden CSRF field for a form. */
@@ -76,17 +79,17 @@ export function csrfField(csrf: string): Html {
 }
 
 /** Page links that keep the current filters. */
-export function pager(path: string, query: URLSearchParams, current: number, last: number, param = 'page'): Html {
+export function pager(t: Translator, path: string, query: URLSearchParams, current: number, last: number, param = 'page'): Html {
   if (last <= 1) return html``;
   const link = (n: number) => {
     const q = new URLSearchParams(query);
     q.set(param, String(n));
     return `${path}?${q.toString()}`;
   };
-  return html`<nav class="pager" aria-label="Pages">
-  ${current > 1 ? html`<a href="${link(current - 1)}" rel="prev">← Newer</a>` : html`<span></span>`}
-  <span>Page ${current} of ${last}</span>
-  ${current < last ? html`<a href="${link(current + 1)}" rel="next">Older →</a>` : html`<span></span>`}
+  return html`<nav class="pager" aria-label="${t.t('dash.pages')}">
+  ${current > 1 ? html`<a href="${link(current - 1)}" rel="prev">${t.t('dash.newer')}</a>` : html`<span></span>`}
+  <span>${t.t('dash.page_of', { current, last })}</span>
+  ${current < last ? html`<a href="${link(current + 1)}" rel="next">${t.t('dash.older')}</a>` : html`<span></span>`}
 </nav>`;
 }
 

@@ -1,6 +1,7 @@
 import { INPUT_CURRENCIES, isInputCurrency } from '../../../domain/currency.js';
 import { AmountError, toMinor } from '../../../domain/money.js';
 import type { DonationFilter } from '../../../modules/donations/donations.service.js';
+import type { Translator } from '../../../i18n/translator.js';
 import { field, type FieldErrors } from './common.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -22,7 +23,7 @@ function dayStart(value: string): number | null {
 }
 
 /** Reads and checks the filter form. Dates are whole UTC days, both ends included. */
-export function readDonationFilter(query: unknown): { form: DonationFilterForm; filter: DonationFilter; errors: FieldErrors } {
+export function readDonationFilter(t: Translator, query: unknown): { form: DonationFilterForm; filter: DonationFilter; errors: FieldErrors } {
   const form: DonationFilterForm = {
     donor: field(query, 'donor').trim().slice(0, 64),
     currency: field(query, 'currency').trim().toUpperCase(),
@@ -35,27 +36,27 @@ export function readDonationFilter(query: unknown): { form: DonationFilterForm; 
   if (form.donor) filter.donor = form.donor;
   if (form.currency) {
     if (isInputCurrency(form.currency)) filter.currency = form.currency;
-    else errors.currency = [`The currency must be one of ${INPUT_CURRENCIES.join(', ')}.`];
+    else errors.currency = [t.t('donations.error.currency', { list: INPUT_CURRENCIES.join(', ') })];
   }
   if (form.from) {
     const ms = dayStart(form.from);
-    if (ms === null) errors.from = ['The from date must be a date such as 2025-01-31.'];
+    if (ms === null) errors.from = [t.t('donations.error.from')];
     else filter.fromMs = ms;
   }
   if (form.to) {
     const ms = dayStart(form.to);
-    if (ms === null) errors.to = ['The to date must be a date such as 2025-01-31.'];
+    if (ms === null) errors.to = [t.t('donations.error.to')];
     else filter.toMsExclusive = ms + DAY_MS;
   }
   if (filter.fromMs !== undefined && filter.toMsExclusive !== undefined && filter.toMsExclusive <= filter.fromMs) {
-    errors.to = ['The to date must not be before the from date.'];
+    errors.to = [t.t('donations.error.order')];
   }
   if (form.min) {
     try {
       filter.minAmount = toMinor(form.min);
     } catch (err) {
       if (!(err instanceof AmountError)) throw err;
-      errors.min = [`The minimum amount ${err.message}`];
+      errors.min = [err.problem === 'decimals' ? t.t('donations.error.min_decimals') : err.problem === 'too_large' ? t.t('donor.error.amount_too_large') : t.t('donations.error.min_format')];
     }
   }
   return { form, filter, errors };

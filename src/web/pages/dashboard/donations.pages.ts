@@ -3,6 +3,7 @@ import { INPUT_CURRENCIES } from '../../../domain/currency.js';
 import { searchDonations } from '../../../modules/donations/donations.service.js';
 import { fieldErrors } from '../../layout.js';
 import { html } from '../../html.js';
+import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { pageNumber, pager, sendPage } from './common.js';
 import { DONATIONS_PER_PAGE, readDonationFilter } from './donations.filter.js';
@@ -12,7 +13,8 @@ import { donationRow } from './donations.view.js';
 export async function donationsPages(app: FastifyInstance): Promise<void> {
   app.get('/dashboard/donations', { preHandler: requireUser }, async (request, reply) => {
     const user = request.sessionUser!;
-    const { form, filter, errors } = readDonationFilter(request.query);
+    const t = pageTranslator(request);
+    const { form, filter, errors } = readDonationFilter(t, request.query);
     const invalid = Object.keys(errors).length > 0;
     const current = pageNumber(request.query);
     const { rows, total } = invalid ? { rows: [], total: 0 } : await searchDonations(app.ctx.db, user.id, filter, current, DONATIONS_PER_PAGE);
@@ -21,30 +23,30 @@ export async function donationsPages(app: FastifyInstance): Promise<void> {
     const query = new URLSearchParams(Object.entries(form).filter(([, v]) => v) as [string, string][]);
     const csrf = reply.generateCsrf();
     const body = html`<section class="card">
-<h1>Donations</h1>
+<h1>${t.t('donations.title')}</h1>
 <form method="get" action="/dashboard/donations" class="filters" role="search">
-  <label>Donor name <input name="donor" maxlength="64" value="${form.donor}" placeholder="contains…"></label>
+  <label>${t.t('donations.filter.donor')} <input name="donor" maxlength="64" value="${form.donor}" placeholder="${t.t('donations.filter.donor_placeholder')}"></label>
   ${fieldErrors(errors, 'donor')}
-  <label>Currency <select name="currency"><option value="">All</option>${INPUT_CURRENCIES.map((c) => html`<option${c === form.currency ? html` selected` : ''}>${c}</option>`)}</select></label>
+  <label>${t.t('donations.filter.currency')} <select name="currency"><option value="">${t.t('donations.filter.all')}</option>${INPUT_CURRENCIES.map((c) => html`<option${c === form.currency ? html` selected` : ''}>${c}</option>`)}</select></label>
   ${fieldErrors(errors, 'currency')}
-  <label>From <input type="date" name="from" value="${form.from}"></label>
+  <label>${t.t('donations.filter.from')} <input type="date" name="from" value="${form.from}"></label>
   ${fieldErrors(errors, 'from')}
-  <label>To <input type="date" name="to" value="${form.to}"></label>
+  <label>${t.t('donations.filter.to')} <input type="date" name="to" value="${form.to}"></label>
   ${fieldErrors(errors, 'to')}
-  <label>Minimum amount <small>(${form.currency || user.currency})</small><input name="min" inputmode="decimal" value="${form.min}" placeholder="0.00"></label>
+  <label>${t.t('donations.filter.min')} <small>(${form.currency || user.currency})</small><input name="min" inputmode="decimal" value="${form.min}" placeholder="${t.decimal(0)}"></label>
   ${fieldErrors(errors, 'min')}
-  <div class="filter-actions"><button type="submit">Filter</button>${filtered ? html` <a href="/dashboard/donations">Clear</a>` : ''}</div>
+  <div class="filter-actions"><button type="submit">${t.t('donations.filter.submit')}</button>${filtered ? html` <a href="/dashboard/donations">${t.t('donations.filter.clear')}</a>` : ''}</div>
 </form>
 </section>
 <section class="card">
 ${invalid
-  ? html`<p class="error">Fix the filters above to see donations.</p>`
-  : html`<p class="hint">${total} ${total === 1 ? 'donation' : 'donations'}${filtered ? ' match' : ''}. Times are shown in your local time.</p>
+  ? html`<p class="error">${t.t('donations.fix_filters')}</p>`
+  : html`<p class="hint">${filtered ? t.t('donations.count_matching', { count: total }) : t.t('donations.count', { count: total })} ${t.t('donations.local_time')}</p>
 ${rows.length
-  ? html`<table class="list donations"><thead><tr><th>Date</th><th>Donor</th><th>Amount</th><th>Message</th><th>Shown</th><th>Via</th></tr></thead><tbody>${rows.map(donationRow)}</tbody></table>`
-  : html`<p class="empty">${filtered ? 'No donation matches these filters.' : current > 1 ? 'No donations on this page.' : 'No donations yet.'}</p>`}
-${pager('/dashboard/donations', query, current, last)}`}
+  ? html`<table class="list donations"><thead><tr><th>${t.t('donations.col.date')}</th><th>${t.t('donations.col.donor')}</th><th>${t.t('donations.col.amount')}</th><th>${t.t('donations.col.message')}</th><th>${t.t('donations.col.shown')}</th><th>${t.t('donations.col.via')}</th></tr></thead><tbody>${rows.map((d) => donationRow(t, d))}</tbody></table>`
+  : html`<p class="empty">${filtered ? t.t('donations.none_matching') : current > 1 ? t.t('donations.none_on_page') : t.t('donations.none')}</p>`}
+${pager(t, '/dashboard/donations', query, current, last)}`}
 </section>`;
-    return sendPage(request, reply, csrf, { title: 'Donations', body, status: invalid ? 400 : 200 });
+    return sendPage(request, reply, csrf, { title: t.t('donations.title'), body, status: invalid ? 400 : 200 });
   });
 }

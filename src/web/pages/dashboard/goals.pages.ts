@@ -8,6 +8,8 @@ import { closeGoal, createGoal, listGoals, updateGoal } from '../../../modules/g
 import { goalChannel } from '../../../modules/outbox/channels.js';
 import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
+import type { Translator } from '../../../i18n/translator.js';
+import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, sendPage, type FieldErrors } from './common.js';
 import { amountValue, dateTimeInput, dateTimeWithOffset } from './forms.js';
@@ -51,45 +53,47 @@ function percent(g: GoalDetails): number {
 }
 
 /** The progress block; dashboard.js updates the same elements from `$goals:` publications. */
-export function goalProgress(g: GoalDetails): Html {
-  return html`<div class="progress-line"><span class="raised">${amountValue(g.raised_amount)}</span> of <span class="target">${amountValue(g.goal_amount)}</span> ${g.currency} · <span class="pct">${percent(g)}</span>%</div>
-<progress max="${g.goal_amount}" value="${Math.min(g.raised_amount, g.goal_amount)}">${percent(g)}%</progress>`;
+export function goalProgress(t: Translator, g: GoalDetails): Html {
+  const text = t.t('js.goal_progress', { raised: t.moneyMajor(g.raised_amount, g.currency), goal: t.moneyMajor(g.goal_amount, g.currency), percent: t.percent(percent(g)) });
+  return html`<div class="progress-line">${text}</div>
+<progress max="${g.goal_amount}" value="${Math.min(g.raised_amount, g.goal_amount)}">${t.percent(percent(g))}</progress>`;
 }
 
-function activeGoal(g: GoalDetails, csrf: string, flash: Flash): Html {
+function activeGoal(t: Translator, g: GoalDetails, csrf: string, flash: Flash): Html {
   const editing = flash.form?.goalId === g.id ? flash.form : undefined;
   const errors = editing ? flash.errors : undefined;
   return html`<article class="item goal" data-goal-id="${g.id}">
-  <div class="item-head"><h3 class="goal-title">${g.title}</h3><span class="tag state">running</span></div>
-  ${goalProgress(g)}
-  <p class="meta">Started <time datetime="${g.started_at.replace(' ', 'T')}Z" data-local>${g.started_at} UTC</time>${g.expires_at ? html` · ends <time class="ends" datetime="${g.expires_at.replace(' ', 'T')}Z" data-local>${g.expires_at} UTC</time>` : ''}</p>
-  <details class="edit"${editing ? html` open` : ''}><summary>Edit</summary>
+  <div class="item-head"><h3 class="goal-title">${g.title}</h3><span class="tag state">${t.t('js.state.running')}</span></div>
+  ${goalProgress(t, g)}
+  <p class="meta">${t.t('goals.started')} <time datetime="${g.started_at.replace(' ', 'T')}Z" data-local>${g.started_at} UTC</time>${g.expires_at ? html` · ${t.t('goals.ends')} <time class="ends" datetime="${g.expires_at.replace(' ', 'T')}Z" data-local>${g.expires_at} UTC</time>` : ''}</p>
+  <details class="edit"${editing ? html` open` : ''}><summary>${t.t('goals.edit')}</summary>
   <form method="post" action="/dashboard/goals/${g.id}">
     ${csrfField(csrf)}
-    <label>Title <input name="title" required maxlength="${GOAL_LIMITS.title}" value="${editing?.title ?? g.title}"></label>
+    <label>${t.t('goals.form.title')} <input name="title" required maxlength="${GOAL_LIMITS.title}" value="${editing?.title ?? g.title}"></label>
     ${fieldErrors(errors, 'title')}
     <div class="row">
-      <label>Goal amount <small>(${g.currency})</small><input name="goal_amount" inputmode="decimal" required value="${editing?.goal_amount ?? amountValue(g.goal_amount)}"></label>
-      <label>Start amount <input name="start_amount" inputmode="decimal" value="${editing?.start_amount ?? amountValue(g.start_amount)}"></label>
+      <label>${t.t('goals.form.goal_amount')} <small>(${g.currency})</small><input name="goal_amount" inputmode="decimal" required value="${editing?.goal_amount ?? amountValue(g.goal_amount)}"></label>
+      <label>${t.t('goals.form.start_amount')} <input name="start_amount" inputmode="decimal" value="${editing?.start_amount ?? amountValue(g.start_amount)}"></label>
     </div>
     ${fieldErrors(errors, 'goal_amount')}${fieldErrors(errors, 'start_amount')}
-    ${dateTimeInput('expires_at', 'Ends at', editing ? utcOf(editing.expires_at) : g.expires_at, 'empty for no end')}
+    ${dateTimeInput('expires_at', t.t('goals.form.ends_at'), editing ? utcOf(editing.expires_at) : g.expires_at, t.t('goals.form.no_end'))}
     ${fieldErrors(errors, 'expires_at')}
-    <button type="submit">Save goal</button>
+    <button type="submit">${t.t('goals.form.save')}</button>
   </form></details>
-  <form method="post" action="/dashboard/goals/${g.id}/close" class="inline close-form" data-confirm="Close this goal now? A closed goal cannot be reopened.">${csrfField(csrf)}<button type="submit" class="danger">Close goal</button></form>
+  <form method="post" action="/dashboard/goals/${g.id}/close" class="inline close-form" data-confirm="${t.t('goals.confirm_close')}">${csrfField(csrf)}<button type="submit" class="danger">${t.t('goals.close')}</button></form>
 </article>`;
 }
 
-function finishedGoal(g: GoalDetails): Html {
+function finishedGoal(t: Translator, g: GoalDetails): Html {
   return html`<tr>
-  <td data-label="Title">${g.title}</td>
-  <td data-label="Raised" class="num">${amountValue(g.raised_amount)} / ${amountValue(g.goal_amount)} ${g.currency}</td>
-  <td data-label="Ended">${g.ended_at ? html`<time datetime="${g.ended_at.replace(' ', 'T')}Z" data-local>${g.ended_at} UTC</time>` : '—'}</td>
+  <td data-label="${t.t('goals.col.title')}">${g.title}</td>
+  <td data-label="${t.t('goals.col.raised')}" class="num">${t.moneyMajor(g.raised_amount, g.currency)} / ${t.moneyMajor(g.goal_amount, g.currency)}</td>
+  <td data-label="${t.t('goals.col.ended')}">${g.ended_at ? html`<time datetime="${g.ended_at.replace(' ', 'T')}Z" data-local>${g.ended_at} UTC</time>` : '—'}</td>
 </tr>`;
 }
 
 async function render(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, flash: Flash = {}, status = 200) {
+  const t = pageTranslator(request);
   const user = request.sessionUser!;
   const goals = await listGoals(app.ctx.db, user.id, { state: 'all', limit: 100 });
   const active = goals.filter((g) => g.is_active);
@@ -98,36 +102,36 @@ async function render(app: FastifyInstance, request: FastifyRequest, reply: Fast
   const creating = flash.form?.goalId === 0 ? flash.form : undefined;
   const e = creating ? flash.errors : undefined;
   const body = html`<section class="card">
-<h1>Donation goals <span class="live" id="live-status" data-state="connecting">connecting…</span></h1>
+<h1>${t.t('goals.title')} <span class="live" id="live-status" data-state="connecting">${t.t('js.live.connecting')}</span></h1>
 ${notice(flash.notice)}
 ${flash.error ? html`<p class="error" role="alert">${flash.error}</p>` : ''}
-<p class="hint">Every donation raises every running goal, converted into the goal’s currency. Progress updates live.</p>
-<div id="active-goals">${active.length ? active.map((g) => activeGoal(g, csrf, flash)) : ''}</div>
-<p class="empty" id="goals-empty"${active.length ? html` hidden` : ''}>No goal is running.</p>
+<p class="hint">${t.t('goals.hint')}</p>
+<div id="active-goals">${active.length ? active.map((g) => activeGoal(t, g, csrf, flash)) : ''}</div>
+<p class="empty" id="goals-empty"${active.length ? html` hidden` : ''}>${t.t('goals.none_running')}</p>
 </section>
 <section class="card">
-<h2>Start a goal</h2>
+<h2>${t.t('goals.start_title')}</h2>
 <form method="post" action="/dashboard/goals">
   ${csrfField(csrf)}
-  <label>Title <input name="title" required maxlength="${GOAL_LIMITS.title}" value="${creating?.title ?? ''}" placeholder="New microphone"></label>
+  <label>${t.t('goals.form.title')} <input name="title" required maxlength="${GOAL_LIMITS.title}" value="${creating?.title ?? ''}" placeholder="${t.t('goals.form.title_placeholder')}"></label>
   ${fieldErrors(e, 'title')}
   <div class="row">
-    <label>Goal amount <input name="goal_amount" inputmode="decimal" required value="${creating?.goal_amount ?? ''}" placeholder="500.00"></label>
-    <label>Start amount <small>(optional)</small><input name="start_amount" inputmode="decimal" value="${creating?.start_amount ?? ''}" placeholder="0.00"></label>
-    <label>Currency <select name="currency">${OUTPUT_CURRENCIES.map((c) => html`<option${c === (creating?.currency || user.currency) ? html` selected` : ''}>${c}</option>`)}</select></label>
+    <label>${t.t('goals.form.goal_amount')} <input name="goal_amount" inputmode="decimal" required value="${creating?.goal_amount ?? ''}" placeholder="${t.decimal(500)}"></label>
+    <label>${t.t('goals.form.start_amount')} <small>${t.t('donor.optional')}</small><input name="start_amount" inputmode="decimal" value="${creating?.start_amount ?? ''}" placeholder="${t.decimal(0)}"></label>
+    <label>${t.t('donor.currency')} <select name="currency">${OUTPUT_CURRENCIES.map((c) => html`<option${c === (creating?.currency || user.currency) ? html` selected` : ''}>${c}</option>`)}</select></label>
   </div>
   ${fieldErrors(e, 'goal_amount')}${fieldErrors(e, 'start_amount')}${fieldErrors(e, 'currency')}
-  ${dateTimeInput('expires_at', 'Ends at', creating ? utcOf(creating.expires_at) : '')}
+  ${dateTimeInput('expires_at', t.t('goals.form.ends_at'), creating ? utcOf(creating.expires_at) : '', t.t('goals.form.optional'))}
   ${fieldErrors(e, 'expires_at')}
-  <button type="submit">Start goal</button>
+  <button type="submit">${t.t('goals.start')}</button>
 </form>
 </section>
 ${finished.length
-  ? html`<section class="card"><h2>Finished goals</h2>
-<table class="list"><thead><tr><th>Title</th><th>Raised</th><th>Ended</th></tr></thead><tbody>${finished.map(finishedGoal)}</tbody></table></section>`
+  ? html`<section class="card"><h2>${t.t('goals.finished')}</h2>
+<table class="list"><thead><tr><th>${t.t('goals.col.title')}</th><th>${t.t('goals.col.raised')}</th><th>${t.t('goals.col.ended')}</th></tr></thead><tbody>${finished.map((g) => finishedGoal(t, g))}</tbody></table></section>`
   : ''}`;
   return sendPage(request, reply, csrf, {
-    title: 'Goals',
+    title: t.t('goals.title'),
     body,
     status,
     head: REALTIME_HEAD,
@@ -149,7 +153,7 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
         currency: form.currency,
         expiresAt: form.expires_at,
       });
-      return render(app, request, reply, { notice: `Goal “${goal.title}” started.` }, 201);
+      return render(app, request, reply, { notice: pageTranslator(request).t('goals.notice.started', { title: goal.title }) }, 201);
     } catch (err) {
       if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, form: { ...form, goalId: 0 } }, 422);
       if (err instanceof ConflictError) return render(app, request, reply, { error: err.message, form: { ...form, goalId: 0 } }, 409);
@@ -167,7 +171,7 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
         startAmount: form.start_amount || '0',
         expiresAt: form.expires_at,
       });
-      return render(app, request, reply, { notice: 'Goal saved.' });
+      return render(app, request, reply, { notice: pageTranslator(request).t('goals.notice.saved') });
     } catch (err) {
       if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, form: { ...form, goalId } }, 422);
       if (err instanceof ConflictError) return render(app, request, reply, { error: err.message }, 409);
@@ -177,6 +181,6 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { id: string } }>('/dashboard/goals/:id/close', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const goal = await closeGoal(app.ctx.db, idParam(request.params.id), { userId: request.sessionUser!.id });
-    return render(app, request, reply, { notice: `Goal “${goal.title}” closed.` });
+    return render(app, request, reply, { notice: pageTranslator(request).t('goals.notice.closed', { title: goal.title }) });
   });
 }

@@ -5,6 +5,7 @@ import { changePromocode } from '../../../modules/merchandise/promocodes.js';
 import { streamerSales } from '../../../modules/sales/sales-dashboard.service.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
+import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, money, notice, pageNumber, pager, sendPage, time, type FieldErrors } from './common.js';
 
@@ -17,10 +18,12 @@ interface Flash {
 }
 
 /** Titles are stored as `{locale: title}`; the dashboard shows en_US (always present). */
-function titleOf(json: string): string {
+/** The merchandise title in the page's locale (spec §2: titles keyed by locale), else en_US, else any. */
+function titleOf(json: string, locale: string): string {
   try {
     const titles = JSON.parse(json) as Record<string, unknown>;
-    return typeof titles.en_US === 'string' ? titles.en_US : String(Object.values(titles)[0] ?? '');
+    const pick = [titles[locale], titles.en_US].find((v): v is string => typeof v === 'string' && v !== '');
+    return pick ?? String(Object.values(titles)[0] ?? '');
   } catch {
     return '';
   }
@@ -40,55 +43,56 @@ async function render(app: FastifyInstance, request: FastifyRequest, reply: Fast
   if (salesAt > 1) query.set('sales', String(salesAt));
   if (ledgerAt > 1) query.set('ledger', String(ledgerAt));
   const csrf = reply.generateCsrf();
+  const t = pageTranslator(request);
   const body = html`<section class="card">
-<h1>Merchandise</h1>
+<h1>${t.t('merch.title')}</h1>
 ${notice(flash.notice)}
 <div class="stats">
-  <div class="stat"><span class="stat-label">Balance</span><strong class="stat-value">${money(balance.amount_minor, balance.currency)}</strong>${Object.keys(balance.by_currency).length > 1
-    ? html`<span>${Object.entries(balance.by_currency).map(([c, v]) => `${v.toFixed(2)} ${c}`).join(' + ')}</span>`
+  <div class="stat"><span class="stat-label">${t.t('overview.balance')}</span><strong class="stat-value">${money(t, balance.amount_minor, balance.currency)}</strong>${Object.keys(balance.by_currency).length > 1
+    ? html`<span>${Object.entries(balance.by_currency).map(([c, v]) => t.moneyMajor(v, c)).join(' + ')}</span>`
     : ''}</div>
 </div>
 <form method="post" action="/dashboard/merchandise/promocode" novalidate>
   ${csrfField(csrf)}
-  <label>Your promocode <small>(viewers type it in merchants’ stores; 4–16 letters or digits)</small>
+  <label>${t.t('merch.promocode')} <small>${t.t('merch.promocode_hint')}</small>
     <input name="merchandise_promocode" required minlength="4" maxlength="16" autocapitalize="characters" value="${flash.promocode ?? user.merchandise_promocode}"></label>
   ${fieldErrors(flash.errors, 'merchandise_promocode')}
-  <button type="submit">Save promocode</button>
+  <button type="submit">${t.t('merch.save_promocode')}</button>
 </form>
 </section>
 <section class="card">
-<h2>Sales</h2>
+<h2>${t.t('merch.sales')}</h2>
 ${sales.rows.length
-  ? html`<table class="list"><thead><tr><th>Date</th><th>Merchandise</th><th>Customer</th><th>Items</th><th>Total</th></tr></thead><tbody>
+  ? html`<table class="list"><thead><tr><th>${t.t('donations.col.date')}</th><th>${t.t('merch.col.merchandise')}</th><th>${t.t('merch.col.customer')}</th><th>${t.t('merch.col.items')}</th><th>${t.t('merch.col.total')}</th></tr></thead><tbody>
 ${sales.rows.map(
   (s) => html`<tr>
-  <td data-label="Date">${time(s.created_at)}</td>
-  <td data-label="Merchandise">${titleOf(s.title)} <small>· ${s.merchant}</small></td>
-  <td data-label="Customer">${s.username ?? '—'}</td>
-  <td data-label="Items" class="num">${s.bought_amount}</td>
-  <td data-label="Total" class="num">${money(s.amount, s.currency)}</td>
+  <td data-label="${t.t('donations.col.date')}">${time(t, s.created_at)}</td>
+  <td data-label="${t.t('merch.col.merchandise')}">${titleOf(s.title, t.locale)} <small>· ${s.merchant}</small></td>
+  <td data-label="${t.t('merch.col.customer')}">${s.username ?? '—'}</td>
+  <td data-label="${t.t('merch.col.items')}" class="num">${t.number(s.bought_amount)}</td>
+  <td data-label="${t.t('merch.col.total')}" class="num">${money(t, s.amount, s.currency)}</td>
 </tr>`,
 )}</tbody></table>
-${pager('/dashboard/merchandise', query, salesAt, Math.ceil(sales.total / PER_PAGE), 'sales')}`
-  : html`<p class="empty">No sales yet. Sales reported by merchants with your promocode or id show up here.</p>`}
+${pager(t, '/dashboard/merchandise', query, salesAt, Math.ceil(sales.total / PER_PAGE), 'sales')}`
+  : html`<p class="empty">${t.t('merch.no_sales')}</p>`}
 </section>
 <section class="card">
-<h2>Balance ledger</h2>
+<h2>${t.t('merch.ledger')}</h2>
 ${ledger.rows.length
-  ? html`<table class="list"><thead><tr><th>Date</th><th>For</th><th>Share</th><th>Rate</th><th>Credited</th></tr></thead><tbody>
+  ? html`<table class="list"><thead><tr><th>${t.t('donations.col.date')}</th><th>${t.t('merch.col.for')}</th><th>${t.t('merch.col.share')}</th><th>${t.t('merch.col.rate')}</th><th>${t.t('merch.col.credited')}</th></tr></thead><tbody>
 ${ledger.rows.map(
   (l) => html`<tr>
-  <td data-label="Date">${time(l.created_at)}</td>
-  <td data-label="For">Sale #${l.source_id}</td>
-  <td data-label="Share" class="num">${money(l.amount, l.currency)}</td>
-  <td data-label="Rate" class="num">${l.currency === l.credited_currency ? '—' : String(Number(l.rate))}</td>
-  <td data-label="Credited" class="num">${money(l.credited_amount, l.credited_currency)}</td>
+  <td data-label="${t.t('donations.col.date')}">${time(t, l.created_at)}</td>
+  <td data-label="${t.t('merch.col.for')}">${t.t('merch.sale_number', { id: l.source_id })}</td>
+  <td data-label="${t.t('merch.col.share')}" class="num">${money(t, l.amount, l.currency)}</td>
+  <td data-label="${t.t('merch.col.rate')}" class="num">${l.currency === l.credited_currency ? '—' : t.number(Number(l.rate))}</td>
+  <td data-label="${t.t('merch.col.credited')}" class="num">${money(t, l.credited_amount, l.credited_currency)}</td>
 </tr>`,
 )}</tbody></table>
-${pager('/dashboard/merchandise', query, ledgerAt, Math.ceil(ledger.total / PER_PAGE), 'ledger')}`
-  : html`<p class="empty">Nothing credited yet.</p>`}
+${pager(t, '/dashboard/merchandise', query, ledgerAt, Math.ceil(ledger.total / PER_PAGE), 'ledger')}`
+  : html`<p class="empty">${t.t('merch.nothing_credited')}</p>`}
 </section>`;
-  return sendPage(request, reply, csrf, { title: 'Merchandise', body, status });
+  return sendPage(request, reply, csrf, { title: t.t('merch.title'), body, status });
 }
 
 /** GET /dashboard/merchandise (balance, sales, ledger) and POST …/promocode (promocodes.changePromocode). */
@@ -100,7 +104,7 @@ export async function merchandisePages(app: FastifyInstance): Promise<void> {
     try {
       const code = await changePromocode(app.ctx.db, request.sessionUser!.id, typed);
       request.sessionUser = { ...request.sessionUser!, merchandise_promocode: code };
-      return render(app, request, reply, { notice: `Your promocode is now ${code}.` });
+      return render(app, request, reply, { notice: pageTranslator(request).t('merch.notice.promocode', { code }) });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { errors: err.errors, promocode: typed }, 422);

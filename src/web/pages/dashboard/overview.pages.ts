@@ -4,6 +4,7 @@ import { createDonation, donationTotalsSince, latestDonations } from '../../../m
 import { randomDonation } from '../../../modules/donations/donations.sandbox.js';
 import { donationChannel } from '../../../modules/outbox/channels.js';
 import { html } from '../../html.js';
+import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, money, notice, sendPage, wantsJson } from './common.js';
 import { donationItem } from './donations.view.js';
@@ -30,34 +31,35 @@ export async function overviewPages(app: FastifyInstance): Promise<void> {
       donationTotalsSince(db, user, since),
     ]);
     const csrf = reply.generateCsrf();
+    const t = pageTranslator(request);
     const channel = donationChannel(user.id);
     const sent = field(request.query, 'test') === 'sent';
     const body = html`<section class="card">
-<h1>Hello, ${user.name}</h1>
-${notice(sent ? 'Test alert sent. It appears below and in your alerts widget.' : undefined)}
+<h1>${t.t('overview.hello', { name: user.name })}</h1>
+${notice(sent ? t.t('overview.test_sent') : undefined)}
 <div class="stats">
-  <div class="stat"><span class="stat-label">Balance</span><strong class="stat-value" id="balance">${money(balance.amount_minor, balance.currency)}</strong><a href="/dashboard/merchandise">Ledger</a></div>
-  <div class="stat"><span class="stat-label">Donations, last 30 days</span><strong class="stat-value">${money(month.total, user.currency)}</strong><span>${month.count} ${month.count === 1 ? 'donation' : 'donations'}</span></div>
+  <div class="stat"><span class="stat-label">${t.t('overview.balance')}</span><strong class="stat-value" id="balance">${money(t, balance.amount_minor, balance.currency)}</strong><a href="/dashboard/merchandise">${t.t('overview.ledger')}</a></div>
+  <div class="stat"><span class="stat-label">${t.t('overview.month')}</span><strong class="stat-value">${money(t, month.total, user.currency)}</strong><span>${t.t('overview.count', { count: month.count })}</span></div>
 </div>
 <dl class="facts">
-  <dt>User id</dt><dd>${user.id}</dd>
-  <dt>Code</dt><dd>${user.code}</dd>
-  <dt>Main currency</dt><dd>${user.currency}</dd>
-  <dt>Role</dt><dd>${user.role}</dd>
+  <dt>${t.t('overview.user_id')}</dt><dd>${user.id}</dd>
+  <dt>${t.t('overview.code')}</dt><dd>${user.code}</dd>
+  <dt>${t.t('overview.currency')}</dt><dd>${user.currency}</dd>
+  <dt>${t.t('overview.role')}</dt><dd>${user.role === 'admin' ? t.t('overview.role_admin') : t.t('overview.role_streamer')}</dd>
 </dl>
 </section>
 <section class="card">
 <div class="card-head">
-  <h2>Latest donations <span class="live" id="live-status" data-state="connecting">connecting…</span></h2>
-  <form method="post" action="/dashboard/test-alert" id="test-alert-form" class="inline">${csrfField(csrf)}<button type="submit">Send test alert</button></form>
+  <h2>${t.t('overview.latest')} <span class="live" id="live-status" data-state="connecting">${t.t('js.live.connecting')}</span></h2>
+  <form method="post" action="/dashboard/test-alert" id="test-alert-form" class="inline">${csrfField(csrf)}<button type="submit">${t.t('js.test_alert.send')}</button></form>
 </div>
-<p class="hint">New donations appear here as they arrive. A test alert is a sandbox donation with random values, labelled “${SANDBOX_PAYIN}”.</p>
-<ul class="feed" id="donation-feed">${recent.map(donationItem)}</ul>
-<p class="empty" id="feed-empty"${recent.length ? html` hidden` : ''}>No donations yet. Press “Send test alert” to see how one looks.</p>
-<p><a href="/dashboard/donations">All donations →</a></p>
+<p class="hint">${t.t('overview.hint', { label: SANDBOX_PAYIN })}</p>
+<ul class="feed" id="donation-feed">${recent.map((d) => donationItem(t, d))}</ul>
+<p class="empty" id="feed-empty"${recent.length ? html` hidden` : ''}>${t.t('overview.empty')}</p>
+<p><a href="/dashboard/donations">${t.t('overview.all')}</a></p>
 </section>`;
     return sendPage(request, reply, csrf, {
-      title: 'Dashboard',
+      title: t.t('overview.title'),
       body,
       head: REALTIME_HEAD,
       data: { page: 'overview', csrf, realtime: await realtimeConfig(app, user.id, [channel]) },

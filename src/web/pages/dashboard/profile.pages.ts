@@ -5,6 +5,8 @@ import { AVATAR_MAX, changePassword, updateProfile } from '../../../modules/acco
 import { defaultAvatarUrl } from '../../static.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
+import { nativeName } from '../../../i18n/locales.js';
+import { pageTranslator } from '../../i18n.js';
 import { requireUser, sessionToken } from '../../session.js';
 import { csrfField, field, notice, sendPage, type FieldErrors } from './common.js';
 
@@ -23,49 +25,50 @@ interface Flash {
 }
 
 function render(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, flash: Flash = {}, status = 200) {
+  const t = pageTranslator(request);
   const user = request.sessionUser!;
   const form: ProfileForm = flash.form ?? { name: user.name, avatar: user.avatar ?? '', language: user.language, currency: user.currency };
   const csrf = reply.generateCsrf();
   const e = flash.profileErrors;
   const p = flash.passwordErrors;
   const body = html`<section class="card">
-<h1>Profile</h1>
+<h1>${t.t('profile.title')}</h1>
 ${notice(flash.notice)}
 <div class="profile-head">
   <img class="avatar" src="${user.avatar ?? defaultAvatarUrl('', user.id)}" alt="" width="64" height="64" referrerpolicy="no-referrer">
-  <div><strong>${user.name}</strong><br><small>${user.email} · code <code>${user.code}</code></small></div>
+  <div><strong>${user.name}</strong><br><small>${user.email} · ${t.t('profile.code')} <code>${user.code}</code></small></div>
 </div>
 <form method="post" action="/dashboard/profile" novalidate>
   ${csrfField(csrf)}
-  <label>Name <small>(shown to your viewers; unique; 2–32 characters)</small><input name="name" required minlength="2" maxlength="32" value="${form.name}"></label>
+  <label>${t.t('profile.name')} <small>${t.t('profile.name_hint')}</small><input name="name" required minlength="2" maxlength="32" value="${form.name}"></label>
   ${fieldErrors(e, 'name')}
-  <label>Avatar URL <small>(http or https, at most ${AVATAR_MAX} characters; empty for the default)</small><input type="url" name="avatar" maxlength="${AVATAR_MAX}" value="${form.avatar}" placeholder="https://…"></label>
+  <label>${t.t('profile.avatar')} <small>${t.t('profile.avatar_hint', { max: AVATAR_MAX })}</small><input type="url" name="avatar" maxlength="${AVATAR_MAX}" value="${form.avatar}" placeholder="https://…"></label>
   ${fieldErrors(e, 'avatar')}
   <div class="row">
-    <label>Language <select name="language">${LOCALES.map((l) => html`<option${l === form.language ? html` selected` : ''}>${l}</option>`)}</select></label>
-    <label>Main currency <select name="currency">${OUTPUT_CURRENCIES.map((c) => html`<option${c === form.currency ? html` selected` : ''}>${c}</option>`)}</select></label>
+    <label>${t.t('lang.label')} <select name="language">${LOCALES.map((l) => html`<option value="${l}" lang="${l.replace('_', '-')}"${l === form.language ? html` selected` : ''}>${nativeName(l)}</option>`)}</select></label>
+    <label>${t.t('overview.currency')} <select name="currency">${OUTPUT_CURRENCIES.map((c) => html`<option${c === form.currency ? html` selected` : ''}>${c}</option>`)}</select></label>
   </div>
   ${fieldErrors(e, 'language')}${fieldErrors(e, 'currency')}
-  <p class="hint">A new main currency applies to donations from now on.</p>
-  <button type="submit">Save profile</button>
+  <p class="hint">${t.t('profile.currency_hint')}</p>
+  <button type="submit">${t.t('profile.save')}</button>
 </form>
 </section>
 <section class="card">
-<h2>Change password</h2>
+<h2>${t.t('profile.password_title')}</h2>
 <form method="post" action="/dashboard/profile/password" novalidate>
   ${csrfField(csrf)}
   <input type="text" name="username" value="${user.email}" autocomplete="username" hidden>
-  <label>Current password <input type="password" name="current_password" autocomplete="current-password" required></label>
+  <label>${t.t('profile.current_password')} <input type="password" name="current_password" autocomplete="current-password" required></label>
   ${fieldErrors(p, 'current_password')}
-  <label>New password <small>(at least 8 characters)</small><input type="password" name="password" autocomplete="new-password" required minlength="8"></label>
+  <label>${t.t('profile.new_password')} <small>${t.t('profile.password_hint')}</small><input type="password" name="password" autocomplete="new-password" required minlength="8"></label>
   ${fieldErrors(p, 'password')}
-  <label>New password again <input type="password" name="password_confirmation" autocomplete="new-password" required minlength="8"></label>
+  <label>${t.t('profile.new_password_again')} <input type="password" name="password_confirmation" autocomplete="new-password" required minlength="8"></label>
   ${fieldErrors(p, 'password_confirmation')}
-  <p class="hint">Your other sessions are logged out when the password changes.</p>
-  <button type="submit">Change password</button>
+  <p class="hint">${t.t('profile.password_sessions')}</p>
+  <button type="submit">${t.t('profile.change_password')}</button>
 </form>
 </section>`;
-  return sendPage(request, reply, csrf, { title: 'Profile', body, status });
+  return sendPage(request, reply, csrf, { title: t.t('profile.title'), body, status });
 }
 
 /** GET/POST /dashboard/profile and POST /dashboard/profile/password (profile.service). */
@@ -76,7 +79,9 @@ export async function profilePages(app: FastifyInstance): Promise<void> {
     const form: ProfileForm = { name: field(request.body, 'name'), avatar: field(request.body, 'avatar'), language: field(request.body, 'language'), currency: field(request.body, 'currency') };
     try {
       request.sessionUser = await updateProfile(app.ctx.db, request.sessionUser!.id, form);
-      return render(app, request, reply, { notice: 'Profile saved.' });
+      // The page answers in the language just chosen.
+      request.i18n = null;
+      return render(app, request, reply, { notice: pageTranslator(request).t('profile.notice.saved') });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { profileErrors: err.errors, form }, 422);
@@ -91,7 +96,7 @@ export async function profilePages(app: FastifyInstance): Promise<void> {
         { currentPassword: field(request.body, 'current_password'), newPassword: field(request.body, 'password'), confirmation: field(request.body, 'password_confirmation') },
         sessionToken(request),
       );
-      return render(app, request, reply, { notice: 'Password changed. Your other sessions have been logged out.' });
+      return render(app, request, reply, { notice: pageTranslator(request).t('profile.notice.password') });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { passwordErrors: err.errors }, 422);
