@@ -94,7 +94,7 @@ test('overview: "Send test alert" and a donation created elsewhere both appear l
   const first = page.locator('#donation-feed li').first();
   assert.equal(await first.locator('.donor').textContent(), hostile, 'the donor name renders as text');
   assert.equal(await first.locator('.message').textContent(), 'Great stream <b>!</b>');
-  assert.equal(await first.locator('.amount').textContent(), '7.25 EUR');
+  assert.equal(await first.locator('.amount').textContent(), '€7.25');
   assert.equal(await page.locator('#donation-feed img, #donation-feed b').count(), 0);
   assert.equal(await page.locator('#donation-feed li').count(), 2);
   assert.equal(await page.evaluate(() => (window as unknown as { marker: number }).marker), 42, 'no reload happened');
@@ -125,10 +125,9 @@ test('goals and polls update live; every dashboard page is screenshotted at 390 
   await page.fill('input[name="goal_amount"]', '200');
   await Promise.all([page.waitForLoadState('load'), page.click('button:has-text("Start goal")')]);
   await page.waitForSelector('#live-status[data-state="connected"]', { timeout: 5000 });
-  assert.equal(await page.textContent('.goal .raised'), '0.00');
+  assert.equal(await page.textContent('.goal .progress-line'), '$0.00 of $200.00 · 0%');
   await createDonation(t.database.db, { userId: user.id, username: 'Fan', amount: '50', currency: 'USD' });
-  await page.waitForFunction(() => document.querySelector('.goal .raised')?.textContent === '50.00', null, { timeout: 2000 });
-  assert.equal(await page.textContent('.goal .pct'), '25');
+  await page.waitForFunction(() => document.querySelector('.goal .progress-line')?.textContent === '$50.00 of $200.00 · 25%', null, { timeout: 2000 });
   assert.equal(await page.evaluate(() => (document.querySelector('.goal progress') as HTMLProgressElement).value), 50);
 
   await page.goto(`${base}/dashboard/polls`);

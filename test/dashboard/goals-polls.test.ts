@@ -36,7 +36,7 @@ test('goals: start one (local end time with the browser offset), see progress, e
   await createDonation(t.database.db, { userId: user.id, amount: '25.50', currency: 'USD' });
   const progress = await browser.get('/dashboard/goals');
   assert.match(progress.body, new RegExp(`data-goal-id="${goal.id}"`));
-  assert.match(progress.body, /<span class="raised">75\.50<\/span> of <span class="target">500\.00<\/span> USD · <span class="pct">15<\/span>%/);
+  assert.match(progress.body, /<div class="progress-line">\$75\.50 of \$500\.00 · 15%<\/div>/);
   assert.match(progress.body, /<progress max="500" value="75.5">/);
   assert.match(progress.body, new RegExp(`value="${formatDateTime(goal.expires_at!).replace(' ', 'T').slice(0, 16)}" data-utc`), 'the edit form holds the end in UTC');
 
@@ -108,7 +108,7 @@ test('polls: start one, live results channel, add options, close; one at a time;
   await createDonation(t.database.db, { userId: user.id, amount: '30', currency: 'EUR', pollOptionId: options[1]!.id });
   const results = await browser.get('/dashboard/polls');
   assert.match(results.body, new RegExp(`<li class="option winner" data-option-id="${options[1]!.id}">`));
-  assert.match(results.body, /30\.00 EUR · 100%/);
+  assert.match(results.body, /€30\.00 · 100%/);
 
   const again = await browser.postForm('/dashboard/polls', { title: 'Second', options: 'a\nb' });
   assertHtml(again, 409);

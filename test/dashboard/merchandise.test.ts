@@ -34,18 +34,18 @@ test('merchandise: balance, sales and ledger of the logged-in streamer only', as
   const page = await browser.get('/dashboard/merchandise');
   assertHtml(page);
   // 2 × 5.50 EUR = 11 EUR credited as 13.75 USD at 1 USD = 0.8 EUR.
-  assert.match(page.body, /<strong class="stat-value">13\.75 USD<\/strong>/);
+  assert.match(page.body, /<strong class="stat-value">\$13\.75<\/strong>/);
   assert.match(page.body, /Hoodie &lt;XL&gt; <small>· Shop &amp; Co<\/small>/);
   assert.match(page.body, /&lt;b&gt;Buyer&lt;\/b&gt;/);
-  assert.match(page.body, /40\.00 EUR/);
+  assert.match(page.body, /€40\.00/);
   assert.match(page.body, new RegExp(`Sale #${saleId}`));
-  assert.match(page.body, /<td data-label="Share" class="num">11\.00 EUR<\/td>/);
-  assert.match(page.body, /<td data-label="Credited" class="num">13\.75 USD<\/td>/);
+  assert.match(page.body, /<td data-label="Share" class="num">€11\.00<\/td>/);
+  assert.match(page.body, /<td data-label="Credited" class="num">\$13\.75<\/td>/);
 
   const { browser: other } = await streamer(w.t);
   const theirs = await other.get('/dashboard/merchandise');
   assert.doesNotMatch(theirs.body, /Hoodie|Buyer/);
-  assert.match(theirs.body, /<strong class="stat-value">0\.00 USD<\/strong>/);
+  assert.match(theirs.body, /<strong class="stat-value">\$0\.00<\/strong>/);
 });
 
 test('promocode: saved upper-case; invalid or taken codes are shown in the form; CSRF', async () => {

@@ -54,9 +54,9 @@ test('overview: balance, the latest donations (escaped, own only) and realtime t
   const res = await browser.get('/dashboard');
   assertHtml(res);
   assert.match(res.body, new RegExp(`Hello, ${user.name}`));
-  assert.match(res.body, /id="balance">0\.00 USD</);
+  assert.match(res.body, /id="balance">\$0\.00</);
   assert.match(res.body, /&lt;img src=x onerror=alert\(1\)&gt;/);
-  assert.match(res.body, /12\.50 USD/);
+  assert.match(res.body, /\$12\.50/);
   assert.doesNotMatch(res.body, /<img src=x/);
   assert.doesNotMatch(res.body, /SomeoneElse|not for you/);
   assertNoInlineScript(res.body);
