@@ -3,6 +3,7 @@ import type { DB } from '../db/schema.js';
 import { appSecret } from '../modules/apps/apps.service.js';
 import type { AppRow } from '../modules/apps/apps.table.js';
 import { safeEqual } from '../security/crypto.js';
+import { deletePublicClient, findClientApp, insertPublicClient } from './oauth.repository.js';
 
 /** An application as the OAuth server sees it. */
 export interface OAuthClient {
@@ -17,13 +18,7 @@ export interface OAuthClient {
 
 export async function loadClient(db: Kysely<DB>, clientId: number): Promise<OAuthClient | undefined> {
   if (!Number.isSafeInteger(clientId) || clientId <= 0) return undefined;
-  const found = await db
-    .selectFrom('apps')
-    .leftJoin('oauth_public_clients as pc', 'pc.client_id', 'apps.id')
-    .selectAll('apps')
-    .select('pc.client_id as public_client_id')
-    .where('apps.id', '=', clientId)
-    .executeTakeFirst();
+  const found = await findClientApp(db, clientId);
   if (!found) return undefined;
   const { public_client_id, ...row } = found;
   return {
@@ -38,11 +33,8 @@ export async function loadClient(db: Kysely<DB>, clientId: number): Promise<OAut
 
 /** Marks an application public (or confidential again). For the CLI/dashboard; off by default. */
 export async function setPublicClient(db: Kysely<DB>, clientId: number, isPublic: boolean): Promise<void> {
-  if (isPublic) {
-    await db.insertInto('oauth_public_clients').values({ client_id: clientId, created_at: Date.now() }).onConflict((oc) => oc.column('client_id').doNothing()).execute();
-  } else {
-    await db.deleteFrom('oauth_public_clients').where('client_id', '=', clientId).execute();
-  }
+  if (isPublic) await insertPublicClient(db, clientId, Date.now());
+  else await deletePublicClient(db, clientId);
 }
 
 /** Constant-time compare against the sealed client_secret (DESIGN: timingSafeEqual for every secret). */

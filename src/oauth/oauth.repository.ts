@@ -13,6 +13,25 @@ const CODE_KEEP_MS = 24 * 3600 * 1000;
 const joinScopes = (scopes: readonly string[]) => scopes.join(' ');
 export const splitScopes = (s: string): string[] => (s ? s.split(' ') : []);
 
+/** An application row with whether it is registered as a public client (RFC 6749 §2.1). */
+export async function findClientApp(db: Kysely<DB>, clientId: number) {
+  return db
+    .selectFrom('apps')
+    .leftJoin('oauth_public_clients as pc', 'pc.client_id', 'apps.id')
+    .selectAll('apps')
+    .select('pc.client_id as public_client_id')
+    .where('apps.id', '=', clientId)
+    .executeTakeFirst();
+}
+
+export async function insertPublicClient(db: Kysely<DB>, clientId: number, now: number): Promise<void> {
+  await db.insertInto('oauth_public_clients').values({ client_id: clientId, created_at: now }).onConflict((oc) => oc.column('client_id').doNothing()).execute();
+}
+
+export async function deletePublicClient(db: Kysely<DB>, clientId: number): Promise<void> {
+  await db.deleteFrom('oauth_public_clients').where('client_id', '=', clientId).execute();
+}
+
 export interface NewCode {
   clientId: number;
   userId: number;

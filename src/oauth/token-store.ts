@@ -133,11 +133,6 @@ export class TokenStore {
     this.announceGrants(grantIds);
   }
 
-  /** Announces a revocation made elsewhere (an application deleted with its grants). */
-  forget(revocation: Revocation): void {
-    this.revocations.announce(revocation);
-  }
-
   #evict(revocation: Revocation): void {
     this.#revocationsHeard += 1;
     switch (revocation.kind) {

@@ -11,6 +11,7 @@ import { pageOfDonations } from '../../src/modules/donations/donations.repositor
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { randomBytes } from 'node:crypto';
 import { dialects, makeUser, openTestDatabase, type TestDatabase } from '../helper.js';
+import { Revocations } from '../../src/security/revocations.js';
 
 const KEY = randomBytes(32);
 
@@ -112,7 +113,7 @@ for (const dialect of await dialects()) {
       await assert.rejects(createApp(db, KEY, { ownerId: owner.id, name: 'x', redirectUris: ['javascript:alert(1)'] }), ValidationError);
       await assert.rejects(createApp(db, KEY, { ownerId: owner.id, name: '', redirectUris: [] }), ValidationError);
       assert.equal((await listOwnApps(db, owner.id)).length, 1);
-      await deleteApp(db, owner.id, app.client_id);
+      await deleteApp(db, new Revocations(), owner.id, app.client_id);
       assert.equal(await findApp(db, app.client_id), undefined);
     });
 

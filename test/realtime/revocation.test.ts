@@ -108,6 +108,17 @@ describe('revocation closes real-time sockets (one node, SQLite)', () => {
     assert.deepEqual(await closedBy(legacy), REVOKED);
   });
 
+  test('deleting the application closes the sockets of every grant it had', async () => {
+    const f = await fixture(t);
+    const app = await authorizedApp(f);
+    const modern = await appSocket(app, 'modern');
+    const action = `/dashboard/apps/${f.clientId}/delete`;
+    const page = await f.browser.get('/dashboard/apps');
+    assert.equal((await f.browser.post(action, hiddenFields(page.body, action))).statusCode, 303);
+    assert.deepEqual(await closedBy(modern), REVOKED);
+    assert.ok('closed' in (await connect(wsUrl, app.connectionToken, 'legacy')), 'its connection token is refused');
+  });
+
   test('deactivating the account closes every socket of the streamer (applications, dashboard, widgets) until it is activated again', async () => {
     const admin = await makeUser(t.database.db, { admin: true });
     const adminBrowser = await sessionFor(t, admin.id);

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { decryptSecret, encryptSecret, randomToken } from '../../security/crypto.js';
+import type { Revocations } from '../../security/revocations.js';
 import * as repo from './apps.repository.js';
 import type { AppRow } from './apps.table.js';
 
@@ -118,10 +119,14 @@ export async function updateRedirectUris(db: Kysely<DB>, ownerId: number, client
   await repo.updateApp(db, clientId, { name: name.trim(), redirect_uris: redirectUrisColumn(redirectUris) });
 }
 
-/** Deleting an app cascades to everything issued to it (tokens, grants) through foreign keys. */
-export async function deleteApp(db: Kysely<DB>, ownerId: number, clientId: number): Promise<void> {
+/**
+ * Deleting an app cascades to everything issued to it (tokens, grants) through foreign keys; once
+ * deleted, every node forgets its cached token checks and closes the sockets of its real-time tokens.
+ */
+export async function deleteApp(db: Kysely<DB>, revocations: Revocations, ownerId: number, clientId: number): Promise<void> {
   await ownedApp(db, ownerId, clientId);
   await repo.deleteAppRow(db, clientId);
+  revocations.announce({ kind: 'client', clientId });
 }
 
 export function appSecret(key: Buffer, app: AppRow): string {

@@ -122,9 +122,7 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { id: string } }>('/dashboard/apps/:id/delete', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const clientId = idParam(request.params.id);
     if (!clientId) throw new NotFoundError('No such application among yours.');
-    await deleteApp(app.ctx.db, request.sessionUser!.id, clientId);
-    // Its tokens went with it (foreign keys); evict cached verifications on every node too.
-    app.ctx.tokens.forget({ kind: 'client', clientId });
+    await deleteApp(app.ctx.db, app.ctx.revocations, request.sessionUser!.id, clientId);
     return reply.redirect('/dashboard/apps', 303);
   });
 }
