@@ -13,6 +13,7 @@ import { required, type AuthorizeContext } from '../context.js';
 import { AccessDeniedError, AuthorizePageError, OAuthError } from '../errors.js';
 import { grantedScopes, insertCode } from '../oauth.repository.js';
 import { stringParam, type Params } from '../params.js';
+import { pageTranslator } from '../../web/i18n.js';
 
 /**
  * Order is the contract (RFC 6749 §4.1.2.1): client and redirect_uri first — their failures are a
@@ -45,7 +46,7 @@ function clientRedirect(base: string, values: Record<string, string | number | u
 /** Errors before the redirect_uri is trusted are a 400 page; afterwards they go back to the client. */
 function fail(reply: FastifyReply, ctx: AuthorizeContext, err: unknown, status: 302 | 303): FastifyReply {
   if (err instanceof AuthorizePageError || (err instanceof OAuthError && ctx.redirectUri === undefined)) {
-    return reply.status(400).type('text/html; charset=utf-8').send(authorizeErrorPage(err.message));
+    return reply.status(400).type('text/html; charset=utf-8').send(authorizeErrorPage(err.message, pageTranslator(reply.request)));
   }
   if (!(err instanceof OAuthError)) throw err;
   const location = clientRedirect(

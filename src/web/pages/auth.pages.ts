@@ -1,5 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { LOCALES, OUTPUT_CURRENCIES } from '../../domain/currency.js';
+import { OUTPUT_CURRENCIES } from '../../domain/currency.js';
+import { LOCALES, nativeName } from '../../i18n/locales.js';
+import type { Translator } from '../../i18n/translator.js';
+import { pageTranslator } from '../i18n.js';
 import { ValidationError } from '../../domain/errors.js';
 import { loginBackoff } from '../../http/login-backoff.js';
 import { authenticate, createAccount } from '../../modules/accounts/accounts.service.js';
@@ -16,46 +19,48 @@ interface SignupForm {
   next?: string;
 }
 
-function signupPage(csrf: string, form: SignupForm = {}, errors?: Record<string, string[]>): string {
+function signupPage(t: Translator, csrf: string, form: SignupForm = {}, errors?: Record<string, string[]>): string {
   return page({
-    title: 'Sign up',
+    t,
+    title: t.t('auth.signup_title'),
     body: html`<section class="card narrow">
-<h1>Create your streamer account</h1>
+<h1>${t.t('auth.signup_heading')}</h1>
 <form method="post" action="/signup" novalidate>
   <input type="hidden" name="_csrf" value="${csrf}">
   <input type="hidden" name="next" value="${form.next ?? ''}">
-  <label>E-mail <input type="email" name="email" autocomplete="email" required maxlength="254" value="${form.email ?? ''}"></label>
+  <label>${t.t('auth.email')} <input type="email" name="email" autocomplete="email" required maxlength="254" value="${form.email ?? ''}"></label>
   ${fieldErrors(errors, 'email')}
-  <label>Name <small>(shown to your viewers; 2–32 characters)</small> <input name="name" required minlength="2" maxlength="32" value="${form.name ?? ''}"></label>
+  <label>${t.t('profile.name')} <small>${t.t('auth.name_hint')}</small> <input name="name" required minlength="2" maxlength="32" value="${form.name ?? ''}"></label>
   ${fieldErrors(errors, 'name')}
-  <label>Password <small>(at least 8 characters)</small> <input type="password" name="password" autocomplete="new-password" required minlength="8"></label>
+  <label>${t.t('auth.password')} <small>${t.t('profile.password_hint')}</small> <input type="password" name="password" autocomplete="new-password" required minlength="8"></label>
   ${fieldErrors(errors, 'password')}
   <div class="row">
-    <label>Main currency <select name="currency">${OUTPUT_CURRENCIES.map((c) => html`<option ${c === (form.currency ?? 'USD') ? 'selected' : ''}>${c}</option>`)}</select></label>
-    <label>Language <select name="language">${LOCALES.map((l) => html`<option ${l === (form.language ?? 'en_US') ? 'selected' : ''}>${l}</option>`)}</select></label>
+    <label>${t.t('overview.currency')} <select name="currency">${OUTPUT_CURRENCIES.map((c) => html`<option ${c === (form.currency ?? 'USD') ? 'selected' : ''}>${c}</option>`)}</select></label>
+    <label>${t.t('lang.label')} <select name="language">${LOCALES.map((l) => html`<option value="${l}" lang="${l.replace('_', '-')}" ${l === (form.language ?? t.locale) ? 'selected' : ''}>${nativeName(l)}</option>`)}</select></label>
   </div>
   ${fieldErrors(errors, 'currency')}${fieldErrors(errors, 'language')}
-  <button type="submit">Sign up</button>
+  <button type="submit">${t.t('layout.sign_up')}</button>
 </form>
-<p>Already have an account? <a href="/login">Log in</a>.</p>
+<p>${t.rich('auth.have_account', { a: (chunks) => html`<a href="/login">${chunks}</a>` })}</p>
 </section>`,
   });
 }
 
-function loginPage(csrf: string, email = '', next = '', error?: string): string {
+function loginPage(t: Translator, csrf: string, email = '', next = '', error?: string): string {
   return page({
-    title: 'Log in',
+    t,
+    title: t.t('layout.log_in'),
     body: html`<section class="card narrow">
-<h1>Log in</h1>
+<h1>${t.t('layout.log_in')}</h1>
 ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 <form method="post" action="/login">
   <input type="hidden" name="_csrf" value="${csrf}">
   <input type="hidden" name="next" value="${next}">
-  <label>E-mail <input type="email" name="email" autocomplete="username" required value="${email}"></label>
-  <label>Password <input type="password" name="password" autocomplete="current-password" required></label>
-  <button type="submit">Log in</button>
+  <label>${t.t('auth.email')} <input type="email" name="email" autocomplete="username" required value="${email}"></label>
+  <label>${t.t('auth.password')} <input type="password" name="password" autocomplete="current-password" required></label>
+  <button type="submit">${t.t('layout.log_in')}</button>
 </form>
-<p>No account yet? <a href="/signup${next ? `?next=${encodeURIComponent(next)}` : ''}">Sign up</a>.</p>
+<p>${t.rich('auth.no_account', { a: (chunks) => html`<a href="/signup${next ? `?next=${encodeURIComponent(next)}` : ''}">${chunks}</a>` })}</p>
 </section>`,
   });
 }
@@ -74,7 +79,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
 
   app.get('/signup', async (request, reply) => {
     const next = str((request.query as Record<string, unknown>).next);
-    return reply.type('text/html; charset=utf-8').send(signupPage(reply.generateCsrf(), { next }));
+    return reply.type('text/html; charset=utf-8').send(signupPage(pageTranslator(request), reply.generateCsrf(), { next }));
   });
 
   app.post('/signup', { preHandler: app.csrfProtection, config: { rateLimit: SIGNUP_LIMIT } }, async (request, reply) => {
@@ -92,14 +97,14 @@ export async function authPages(app: FastifyInstance): Promise<void> {
       return reply.redirect(safeNext(form.next), 303);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return reply.status(422).type('text/html; charset=utf-8').send(signupPage(reply.generateCsrf(), form, err.errors));
+      return reply.status(422).type('text/html; charset=utf-8').send(signupPage(pageTranslator(request), reply.generateCsrf(), form, err.errors));
     }
   });
 
   app.get('/login', async (request, reply) => {
     const next = str((request.query as Record<string, unknown>).next) ?? '';
     if (request.sessionUser) return reply.redirect(safeNext(next));
-    return reply.type('text/html; charset=utf-8').send(loginPage(reply.generateCsrf(), '', next));
+    return reply.type('text/html; charset=utf-8').send(loginPage(pageTranslator(request), reply.generateCsrf(), '', next));
   });
 
   app.post('/login', { preHandler: app.csrfProtection, config: { rateLimit: LOGIN_LIMIT } }, async (request, reply) => {
@@ -112,12 +117,12 @@ export async function authPages(app: FastifyInstance): Promise<void> {
         .status(429)
         .header('retry-after', wait)
         .type('text/html; charset=utf-8')
-        .send(loginPage(reply.generateCsrf(), email, next, `Too many failed log-ins for this account. Try again in ${wait} seconds.`));
+        .send(loginPage(pageTranslator(request), reply.generateCsrf(), email, next, pageTranslator(request).t('auth.backoff', { seconds: wait })));
     }
     const user = await authenticate(app.ctx.db, email, str(body.password) ?? '');
     if (!user) {
       await backoff.failed(request, email);
-      return reply.status(401).type('text/html; charset=utf-8').send(loginPage(reply.generateCsrf(), email, next, 'These credentials do not match our records.'));
+      return reply.status(401).type('text/html; charset=utf-8').send(loginPage(pageTranslator(request), reply.generateCsrf(), email, next, pageTranslator(request).t('auth.bad_credentials')));
     }
     await logIn(app, reply, user.id);
     return reply.redirect(safeNext(next), 303);
