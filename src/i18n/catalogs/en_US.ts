@@ -189,7 +189,7 @@ const en_US = {
   'overview.code': "Code",
   'overview.currency': "Main currency",
   'overview.role': "Role",
-  'overview.role_admin': "administrator",
+  'overview.role_admin': "admin",
   'overview.role_streamer': "streamer",
   'overview.latest': "Latest donations",
   'overview.hint': "New donations appear here as they arrive. A test alert is a sandbox donation with random values, labelled “{label}”.",
