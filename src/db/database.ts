@@ -74,8 +74,27 @@ function queryLog(queries: ReturnType<typeof listenerSet<[number, boolean]>>): (
 
 export const SQLITE_SYNCHRONOUS = 'FULL';
 
+/**
+ * The database holds password hashes, sealed client secrets and token hashes: readable by the
+ * service's user only, like secret.key. SQLite gives the -wal and -shm files the mode of the
+ * database file, so creating that file 0600 covers all three; files of an older install are
+ * narrowed too (best effort: a file we do not own keeps its mode and its owner's choice).
+ */
+function restrictSqliteFiles(file: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.closeSync(fs.openSync(file, 'a', 0o600));
+  for (const each of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      if (fs.statSync(each).mode & 0o077) fs.chmodSync(each, 0o600);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EPERM') throw err;
+    }
+  }
+}
+
 export function openSqlite(file: string): SQLite.Database {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  restrictSqliteFiles(file);
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   // FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power loss, and every write
