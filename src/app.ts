@@ -7,7 +7,8 @@ import type { Config } from './config/config.js';
 import { loadSecrets, type Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { registerBodyParsers } from './http/body-parsers.js';
+import { parseQueryString, registerBodyParsers } from './http/body-parsers.js';
+import { strictNumberCoercion } from './http/number-coercion.js';
 import { errorHandler, jsonUnlessHtmlAsked, notFoundHandler } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
 import { noMetrics, type Metrics } from './metrics/metrics.js';
@@ -47,9 +48,10 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const app = Fastify({
     ...loggingOptions(config, overrides.logger !== false),
     bodyLimit: 1024 * 1024,
+    routerOptions: { querystringParser: parseQueryString },
     // Off unless TRUST_PROXY names the proxies: request.ip is what every per-IP limit counts.
     trustProxy: proxyTrust(config),
-    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false }, plugins: [strictNumberCoercion] },
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   });

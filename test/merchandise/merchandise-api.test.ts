@@ -378,19 +378,19 @@ describe('hostile nesting on signed routes (issue 9)', () => {
   test('more values than a signed request may carry is a 400', async () => {
     const res = await w.call('POST', '/api/v1/merchandise', { ...merchandiseParams(w), extra: Array.from({ length: 1000 }, (_, i) => String(i)) }, { encoding: 'json' });
     assert.equal(res.statusCode, 400, res.body);
-    assert.match(res.json().errors.extra[0], /too many values/);
+    assert.match(res.json().errors.body[0], /more than 1000 parameters/);
   });
 });
 
-test('a JSON `__proto__` key in title is an unknown locale, not a prototype', async () => {
-  // application/json refuses `__proto__` in its parser; a body sent as text/plain is parsed by content.
+test('a JSON `__proto__` key is refused by the body parser, whatever the content type', async () => {
+  // application/json and JSON sent as text/plain share one parser (src/http/body-parsers.ts).
   const { title: _title, ...rest } = merchandiseParams(w);
   const text = JSON.stringify(rest).replace(/^\{/, '{"title":{"__proto__":{"en_US":"From the prototype"}},');
   const values = JSON.parse(text) as Params;
   const payload = text.replace(/\}$/, `,"signature":"${jsSignature(values, w.secret)}"}`);
-  const res = await w.t.app.inject({ method: 'POST', url: '/api/v1/merchandise', payload, headers: { authorization: `Bearer ${w.token}`, 'content-type': 'text/plain' } });
-  assert.equal(res.statusCode, 400, res.body);
-  const errors = res.json().errors as Record<string, string[]>;
-  assert.ok(errors['title.en_US'], res.body);
-  assert.ok(errors['title.__proto__'], res.body);
+  for (const type of ['text/plain', 'application/json']) {
+    const res = await w.t.app.inject({ method: 'POST', url: '/api/v1/merchandise', payload, headers: { authorization: `Bearer ${w.token}`, 'content-type': type } });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.match((res.json().errors as Record<string, string[]>).body![0]!, /__proto__/, type);
+  }
 });
