@@ -16,7 +16,9 @@ export async function rateLimitKey(request: FastifyRequest): Promise<string> {
     const info = await request.server.ctx.tokens.verify(token);
     if (info) return `client:${info.clientId}`;
   }
-  return `ip:${normalizeIP(request.ip)}`;
+  // request.ip is undefined once the client has hung up (its socket has no address left).
+  const ip = request.ip as string | undefined;
+  return ip ? `ip:${normalizeIP(ip)}` : 'ip:gone';
 }
 
 /**
