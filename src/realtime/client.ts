@@ -262,10 +262,16 @@ export class Client implements HubClient {
   private async holdChannelToken(channel: string, claims: JWTPayload): Promise<void> {
     const previous = this.channelClaims.get(channel);
     this.channelClaims.set(channel, claims);
-    if (await this.ctx.tokens.allowed(claims)) return;
-    if (previous) this.channelClaims.set(channel, previous);
-    else this.channelClaims.delete(channel);
-    throw ErrorUnauthorized;
+    let allowed = false;
+    try {
+      allowed = await this.ctx.tokens.allowed(claims);
+    } finally {
+      if (!allowed) {
+        if (previous) this.channelClaims.set(channel, previous);
+        else this.channelClaims.delete(channel);
+      }
+    }
+    if (!allowed) throw ErrorUnauthorized;
   }
 
   async connect(cmd: Extract<Command, { method: 'connect' }>): Promise<void> {
