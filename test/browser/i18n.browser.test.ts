@@ -19,7 +19,7 @@ const skip = chromiumMissing();
 const PASSWORD = 'correct horse battery';
 
 /** The dashboard pages whose every string comes from the catalog. */
-const MAIN_PAGES = ['/dashboard', '/dashboard/donations', '/dashboard/goals', '/dashboard/polls', '/dashboard/widgets', '/dashboard/merchandise', '/dashboard/authorized-apps', '/dashboard/profile'];
+const MAIN_PAGES = ['/dashboard', '/dashboard/donations', '/dashboard/goals', '/dashboard/polls', '/dashboard/widgets', '/dashboard/merchandise', '/dashboard/apps', '/dashboard/authorized-apps', '/dashboard/profile'];
 
 let t: TestApp;
 let base: string;
@@ -72,7 +72,8 @@ function englishFragments(): string[] {
       .replace(/<\/?\w+>/g, '\u0000');
     for (const part of literal.split('\u0000')) {
       const text = part.trim().replace(/^[^\p{L}]+|[^\p{L}]+$/gu, '');
-      if (/\p{L}{3,}/u.test(text) && !/^(OpenAlerts|UTC|OBS|OAuth)$/.test(text)) fragments.add(text);
+      // Names and acronyms read the same in every language (OpenAlerts, OAuth, API, OBS, UTC).
+      if (/\p{L}{3,}/u.test(text) && !/^(OpenAlerts|OAuth|[A-Z]+)$/.test(text)) fragments.add(text);
     }
   }
   return [...fragments];

@@ -18,17 +18,17 @@ interface Flash {
   edit?: { clientId: number; name: string; redirect_uris: string };
 }
 
-function editForm(a: AppView, csrf: string, flash: Flash): Html {
+function editForm(t: Translator, a: AppView, csrf: string, flash: Flash): Html {
   const editing = flash.edit?.clientId === a.client_id ? flash.edit : undefined;
   const errors = editing ? flash.errors : undefined;
-  return html`<details class="edit"${editing ? html` open` : ''}><summary>Edit name and redirect URIs</summary>
+  return html`<details class="edit"${editing ? html` open` : ''}><summary>${t.t('apps.edit')}</summary>
 <form method="post" action="/dashboard/apps/${a.client_id}/edit">
   ${csrfField(csrf)}
-  <label>Name <input name="name" required maxlength="100" value="${editing?.name ?? a.name}"></label>
+  <label>${t.t('profile.name')} <input name="name" required maxlength="100" value="${editing?.name ?? a.name}"></label>
   ${fieldErrors(errors, 'name')}
-  <label>Redirect URIs <small>(one per line; matched exactly)</small><textarea name="redirect_uris" rows="3" required>${editing?.redirect_uris ?? a.redirect_uris.join('\n')}</textarea></label>
+  <label>${t.t('apps.redirect_uris')} <small>${t.t('apps.redirect_hint')}</small><textarea name="redirect_uris" rows="3" required>${editing?.redirect_uris ?? a.redirect_uris.join('\n')}</textarea></label>
   ${fieldErrors(errors, 'redirect_uris')}
-  <button type="submit">Save</button>
+  <button type="submit">${t.t('apps.save')}</button>
 </form></details>`;
 }
 
@@ -36,45 +36,46 @@ function appCard(t: Translator, a: AppView, csrf: string, flash: Flash): Html {
   return html`<article class="item" id="app-${a.client_id}">
   <div class="item-head"><h3>${a.name}</h3><span class="tag">client_id <code>${a.client_id}</code></span></div>
   <dl class="facts">
-    <dt>Redirect URIs</dt><dd>${a.redirect_uris.map((u) => html`<code>${u}</code><br>`)}</dd>
-    <dt>Merchandise API</dt><dd>${a.merchandise_access ? 'granted' : '—'}</dd>
-    <dt>Created</dt><dd>${time(t, a.created_at)}</dd>
+    <dt>${t.t('apps.redirect_uris')}</dt><dd>${a.redirect_uris.map((u) => html`<code>${u}</code><br>`)}</dd>
+    <dt>${t.t('apps.merchandise_api')}</dt><dd>${a.merchandise_access ? t.t('apps.granted') : '—'}</dd>
+    <dt>${t.t('apps.created')}</dt><dd>${time(t, a.created_at)}</dd>
   </dl>
-  ${editForm(a, csrf, flash)}
+  ${editForm(t, a, csrf, flash)}
   <div class="actions">
-    <form method="post" action="/dashboard/apps/${a.client_id}/rotate" class="inline" data-confirm="Rotate the secret? The application must be given the new one before it can obtain tokens again.">${csrfField(csrf)}<button type="submit" class="secondary">Rotate secret</button></form>
-    <form method="post" action="/dashboard/apps/${a.client_id}/delete" class="inline" data-confirm="Delete this application? Every token it holds stops working.">${csrfField(csrf)}<button type="submit" class="danger">Delete</button></form>
+    <form method="post" action="/dashboard/apps/${a.client_id}/rotate" class="inline" data-confirm="${t.t('apps.confirm_rotate')}">${csrfField(csrf)}<button type="submit" class="secondary">${t.t('apps.rotate')}</button></form>
+    <form method="post" action="/dashboard/apps/${a.client_id}/delete" class="inline" data-confirm="${t.t('apps.confirm_delete')}">${csrfField(csrf)}<button type="submit" class="danger">${t.t('widgets.delete')}</button></form>
   </div>
 </article>`;
 }
 
 async function render(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, flash: Flash = {}, status = 200) {
+  const t = pageTranslator(request);
   const user = request.sessionUser!;
   const apps = await listOwnApps(app.ctx.db, user.id);
   const csrf = reply.generateCsrf();
   const base = app.ctx.config.publicUrl;
   const createErrors = flash.edit ? undefined : flash.errors;
   const body = html`<section class="card">
-<h1>Your applications</h1>
-<p>Applications act for streamers through OAuth 2.0. Authorization endpoint <code>${base}/oauth/authorize</code>, token endpoint <code>${base}/oauth/token</code>, API <code>${base}/api/v1</code>. Applications that act for <em>you</em> are under <a href="/dashboard/authorized-apps">Authorized apps</a>.</p>
+<h1>${t.t('apps.title')}</h1>
+<p>${t.rich('apps.intro', { authorize: `${base}/oauth/authorize`, token: `${base}/oauth/token`, api: `${base}/api/v1`, code: (chunks) => html`<code>${chunks}</code>`, em: (chunks) => html`<em>${chunks}</em>`, a: (chunks) => html`<a href="/dashboard/authorized-apps">${chunks}</a>` })}</p>
 ${notice(flash.notice)}
 ${flash.secret
-  ? html`<div class="notice secret" role="status"><strong>Client secret for application ${flash.secret.clientId}</strong> — copy it now, it is shown only once:<br><code id="client-secret">${flash.secret.value}</code></div>`
+  ? html`<div class="notice secret" role="status">${t.rich('apps.secret', { id: flash.secret.clientId, b: (chunks) => html`<strong>${chunks}</strong>` })}<br><code id="client-secret">${flash.secret.value}</code></div>`
   : ''}
-${apps.length ? apps.map((a) => appCard(pageTranslator(request), a, csrf, flash)) : html`<p class="empty">You have no applications yet.</p>`}
+${apps.length ? apps.map((a) => appCard(t, a, csrf, flash)) : html`<p class="empty">${t.t('apps.none')}</p>`}
 </section>
 <section class="card">
-<h2>Create an application</h2>
+<h2>${t.t('apps.create_title')}</h2>
 <form method="post" action="/dashboard/apps">
   ${csrfField(csrf)}
-  <label>Name <input name="name" required maxlength="100" value="${flash.form?.name ?? ''}"></label>
+  <label>${t.t('profile.name')} <input name="name" required maxlength="100" value="${flash.form?.name ?? ''}"></label>
   ${fieldErrors(createErrors, 'name')}
-  <label>Redirect URIs <small>(one per line; matched exactly)</small><textarea name="redirect_uris" rows="3" required>${flash.form?.redirect_uris ?? ''}</textarea></label>
+  <label>${t.t('apps.redirect_uris')} <small>${t.t('apps.redirect_hint')}</small><textarea name="redirect_uris" rows="3" required>${flash.form?.redirect_uris ?? ''}</textarea></label>
   ${fieldErrors(createErrors, 'redirect_uris')}
-  <button type="submit">Create application</button>
+  <button type="submit">${t.t('apps.create')}</button>
 </form>
 </section>`;
-  return sendPage(request, reply, csrf, { title: 'Applications', body, status });
+  return sendPage(request, reply, csrf, { title: t.t('nav.apps'), body, status });
 }
 
 /**
@@ -93,7 +94,7 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
         name,
         redirectUris: uris.split(/\r?\n/),
       });
-      return render(app, request, reply, { notice: `Application ${created.name} created.`, secret: { clientId: created.client_id, value: clientSecret } }, 201);
+      return render(app, request, reply, { notice: pageTranslator(request).t('apps.notice.created', { name: created.name }), secret: { clientId: created.client_id, value: clientSecret } }, 201);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { errors: err.errors, form: { name, redirect_uris: uris } }, 422);
@@ -106,7 +107,7 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
     const uris = field(request.body, 'redirect_uris');
     try {
       await updateRedirectUris(app.ctx.db, request.sessionUser!.id, clientId, name, uris.split(/\r?\n/));
-      return render(app, request, reply, { notice: 'Application saved.' });
+      return render(app, request, reply, { notice: pageTranslator(request).t('apps.notice.saved') });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { errors: err.errors, edit: { clientId, name, redirect_uris: uris } }, 422);
