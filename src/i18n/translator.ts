@@ -131,8 +131,12 @@ export class Translator {
     return f.format(value / 100);
   }
 
-  number(n: number): string {
-    return cachedNumberFormat(this.tag).format(n);
+  /** A number with the locale's separators; `digits`: the most decimals kept (rates need more than 2). */
+  number(n: number, digits = 2): string {
+    if (digits === 2) return cachedNumberFormat(this.tag).format(n);
+    let f = numberFormats.get(`${this.tag}:${digits}`);
+    if (!f) numberFormats.set(`${this.tag}:${digits}`, (f = new Intl.NumberFormat(this.tag, { maximumFractionDigits: digits })));
+    return f.format(n);
   }
 
   /** A date and time in UTC, in the locale's style (pages mark it for dashboard.js to show local time). */

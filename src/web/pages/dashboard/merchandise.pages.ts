@@ -85,7 +85,7 @@ ${ledger.rows.map(
   <td data-label="${t.t('donations.col.date')}">${time(t, l.created_at)}</td>
   <td data-label="${t.t('merch.col.for')}">${t.t('merch.sale_number', { id: l.source_id })}</td>
   <td data-label="${t.t('merch.col.share')}" class="num">${money(t, l.amount, l.currency)}</td>
-  <td data-label="${t.t('merch.col.rate')}" class="num">${l.currency === l.credited_currency ? '—' : t.number(Number(l.rate))}</td>
+  <td data-label="${t.t('merch.col.rate')}" class="num">${l.currency === l.credited_currency ? '—' : t.number(Number(l.rate), 10)}</td>
   <td data-label="${t.t('merch.col.credited')}" class="num">${money(t, l.credited_amount, l.credited_currency)}</td>
 </tr>`,
 )}</tbody></table>
