@@ -6,6 +6,8 @@ import { INPUT_CURRENCIES, isInputCurrency } from './domain/currency.js';
 import { DomainError, ValidationError } from './domain/errors.js';
 import { registerGoalCommands } from './modules/goals/goals.cli.js';
 import { randomPollOption, registerPollCommands } from './modules/polls/polls.cli.js';
+import { BackupError } from './db/backup-error.js';
+import { registerBackupCommands } from './ops/backup.cli.js';
 
 // Each command imports what it runs when it runs (`await import(…)` in its action), so `--help`
 // and a one-row command never load the server, and `user show` loads only the database and the
@@ -196,6 +198,7 @@ export function buildCli(): Command {
 
   registerGoalCommands(program, { withDatabase, print });
   registerPollCommands(program, { withDatabase, print });
+  registerBackupCommands(program, { config, print });
 
   const rates = program.command('rates').description('Currency rates used for conversions (units per US dollar).');
   rates
@@ -238,5 +241,6 @@ buildCli()
   .parseAsync(process.argv)
   .catch((err) => {
     process.stderr.write(`openalerts: ${describeError(err)}\n`);
-    process.exit(1);
+    // Backups may stop with their own code (2: use pg_dump on PostgreSQL).
+    process.exit(err instanceof BackupError ? err.exitCode : 1);
   });
