@@ -43,7 +43,7 @@ describe('openalerts backup / restore (SQLite)', () => {
       assert.deepEqual(rows(backupFile, 'pragma integrity_check'), [{ integrity_check: 'ok' }]);
       assert.equal(fs.existsSync(`${backupFile}-wal`), false, 'one self-contained file');
       const donations = rows(backupFile, 'select id from donations').map((r) => r.id);
-      const events = new Set(rows(backupFile, `select payload from outbox where channel like '$alerts:donation_%'`).map((r) => JSON.parse(r.payload).id));
+      const events = new Set(rows(backupFile, `select payload from outbox where channels like '%$alerts:donation_%'`).map((r) => JSON.parse(r.payload).id));
       for (const id of donations) assert.ok(events.has(id), `donation ${id} has its event in the same copy`);
 
       // A second backup to the same name is refused unless --force.
