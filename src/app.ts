@@ -25,7 +25,6 @@ import { oauthRoutes } from './oauth/oauth.routes.js';
 import { RealtimeTokens } from './modules/realtime-tokens/realtime-tokens.service.js';
 import { TokenStore } from './oauth/token-store.js';
 import { setUpRealtime } from './realtime/setup.js';
-import { RevocationBus } from './security/revocation-bus.js';
 import { Revocations } from './security/revocations.js';
 import { localizedErrorPage } from './web/i18n.js';
 import { assetsPlugin, pagesPlugin, widgetsPlugin } from './web/routes.js';
@@ -62,6 +61,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   // the bus carries it to the other nodes.
   const revocations = new Revocations(app.log);
   if (config.redisUrl) {
+    // Loaded only with REDIS_URL, so a server without Redis never loads ioredis.
+    const { RevocationBus } = await import('./security/revocation-bus.js');
     const bus = await RevocationBus.connect(revocations, config.redisUrl, config.redisPrefix, app.log);
     app.addHook('onClose', async () => bus.close());
   }

@@ -198,7 +198,7 @@ export function buildCli(): Command {
 
   registerGoalCommands(program, { withDatabase, print });
   registerPollCommands(program, { withDatabase, print });
-  registerBackupCommands(program, { config, print });
+  registerBackupCommands(program, { config, print, withDatabase });
 
   const rates = program.command('rates').description('Currency rates used for conversions (units per US dollar).');
   rates

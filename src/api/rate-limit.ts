@@ -1,6 +1,6 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { closeRedis } from '../db/redis.js';
 import { bearerToken } from '../oauth/bearer.js';
 import { sha256Hex } from '../security/crypto.js';
@@ -32,6 +32,7 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
   let redis: Redis | undefined;
   if (config.redisUrl) {
     // Bounded waits: a slow or absent Redis must not stall every API request (see apiRateLimit).
+    const { Redis } = await import('ioredis'); // only with REDIS_URL: an SQLite server never loads it
     redis = new Redis(config.redisUrl, { connectTimeout: 2000, commandTimeout: 1000, maxRetriesPerRequest: 1, enableAutoPipelining: true });
     redis.on('error', (err) => app.log.warn({ err }, 'rate-limit Redis connection error'));
     const client = redis;

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type LogEvent, type Transaction } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import type { DB } from './schema.js';
 
@@ -27,7 +28,17 @@ export interface Database {
 
 // int8 (bigint) comes back from pg as a string by default; our ids, epoch-ms times and minor-unit
 // amounts all stay far below 2^53, so numbers are safe and keep both dialects returning one type.
-pg.types.setTypeParser(20, (value) => Number(value));
+//
+// pg is loaded on first use, so an SQLite server never loads it (start-up time: bench/README.md).
+// It is CommonJS, so `require` loads it synchronously and createDatabase stays synchronous.
+let pgModule: typeof pg | undefined;
+function loadPg(): typeof pg {
+  if (!pgModule) {
+    pgModule = createRequire(import.meta.url)('pg') as typeof pg;
+    pgModule.types.setTypeParser(20, (value) => Number(value));
+  }
+  return pgModule;
+}
 
 /**
  * Makes every commit call `committed` (the outbox relay's wake-up), and optionally replaces the
@@ -150,7 +161,7 @@ export function createDatabase(config: DatabaseConfig): Database {
       close: () => db.destroy(),
     };
   }
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: config.url,
     max: 10,
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),

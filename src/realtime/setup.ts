@@ -7,7 +7,6 @@ import type { EventPublisher } from '../modules/outbox/events.js';
 import type { RealtimeTokens } from '../modules/realtime-tokens/realtime-tokens.service.js';
 import type { Broker } from './broker.js';
 import { MemoryBroker } from './broker-memory.js';
-import { RedisBroker } from './broker-redis.js';
 import { RealtimeNode } from './node.js';
 
 export const REALTIME_VERSION = 'openalerts 0.1';
@@ -27,7 +26,11 @@ export interface Realtime {
  * after the relay (a child plugin) has stopped.
  */
 export async function setUpRealtime(app: FastifyInstance, config: Readonly<Config>, database: Database, tokens: RealtimeTokens, metrics: Metrics): Promise<Realtime> {
-  const broker: Broker = observedBroker(config.redisUrl ? new RedisBroker({ url: config.redisUrl, prefix: `${config.redisPrefix}.rt`, logger: app.log }) : new MemoryBroker(), metrics);
+  // The Redis modules (and ioredis) are loaded only when REDIS_URL is set.
+  const broker: Broker = observedBroker(
+    config.redisUrl ? new (await import('./broker-redis.js')).RedisBroker({ url: config.redisUrl, prefix: `${config.redisPrefix}.rt`, logger: app.log }) : new MemoryBroker(),
+    metrics,
+  );
   const node = new RealtimeNode({
     tokens,
     broker,

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { test } from 'node:test';
+import { REDIS_URL, redisAvailable, tempDir } from '../helper.js';
+import { ROOT } from '../process.js';
+
+/** The optional packages a server process built with `env` has loaded. */
+function loadedBy(env: Record<string, string>): Promise<Record<string, boolean>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/ops/loaded-modules.script.ts')], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}: ${err}`))));
+  });
+}
+
+test('an SQLite server without Redis or metrics never loads pg, ioredis or prom-client', async () => {
+  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir() }), { pg: false, ioredis: false, 'prom-client': false });
+});
+
+test('each is loaded when its setting asks for it (so the check above can fail)', { skip: !(await redisAvailable()) && 'no Redis' }, async () => {
+  const loaded = await loadedBy({ DATA_DIR: tempDir(), REDIS_URL, REDIS_PREFIX: `oa-test-lazy-${process.pid}`, METRICS_TOKEN: 'lazy-deps-token-0123456789' });
+  assert.equal(loaded.ioredis, true);
+  assert.equal(loaded['prom-client'], true);
+  assert.equal(loaded.pg, false);
+});
