@@ -409,6 +409,18 @@ const en_US = {
   'admin.rates.units': "Units per 1 USD",
   'admin.rates.save': "Save rate",
   'admin.rates.notice': "{currency} rate saved.",
+  'merchants.admin_only': "Only administrators can manage merchants.",
+  'merchants.owner': "Owner",
+  'merchants.revoke': "Revoke access",
+  'merchants.grant': "Grant access",
+  'merchants.no_apps': "No applications are registered yet.",
+  'merchants.identifier': "Identifier",
+  'merchants.identifier_hint': "(merchant_identifier in requests)",
+  'merchants.none': "No merchants yet.",
+  'merchants.create_title': "Create a merchant",
+  'merchants.create': "Create merchant",
+  'merchants.no_access_yet': "(no access yet)",
+  'merchants.notice.created': "Merchant {identifier} created.",
 } as const;
 
 export type MessageKey = keyof typeof en_US;

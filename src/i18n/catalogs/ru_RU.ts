@@ -393,6 +393,18 @@ const ru_RU: Record<MessageKey, string> = {
   'admin.rates.units': "Единиц за 1 USD",
   'admin.rates.save': "Сохранить курс",
   'admin.rates.notice': "Курс {currency} сохранён.",
+  'merchants.admin_only': "Управлять магазинами могут только администраторы.",
+  'merchants.owner': "Владелец",
+  'merchants.revoke': "Отозвать доступ",
+  'merchants.grant': "Дать доступ",
+  'merchants.no_apps': "Зарегистрированных приложений пока нет.",
+  'merchants.identifier': "Идентификатор",
+  'merchants.identifier_hint': "(merchant_identifier в запросах)",
+  'merchants.none': "Магазинов пока нет.",
+  'merchants.create_title': "Новый магазин",
+  'merchants.create': "Создать магазин",
+  'merchants.no_access_yet': "(доступа пока нет)",
+  'merchants.notice.created': "Магазин {identifier} создан.",
 };
 
 export default ru_RU;
