@@ -57,7 +57,9 @@ export class NodeRegistry {
   async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    await removeNode(this.#db, this.id);
+    // A node that cannot say goodbye (database already gone) simply stops being seen: its row
+    // goes stale and others stop counting it. Shutting down must not fail for that.
+    await removeNode(this.#db, this.id).catch((err) => this.#logger.error({ err }, 'node registry: could not remove this node; it will expire'));
   }
 
   /** Refreshes this node's row, reads its live peers and updates (and on a change logs) the warning. */
