@@ -28,7 +28,7 @@ const authorizationRequest = {
   scope: Type.Optional(Scope),
   state: Type.Optional(param('state', { description: 'Passed back unchanged with the code, token or error.' })),
   code_challenge: Type.Optional(param('code_challenge', { minLength: 43, description: 'PKCE (RFC 7636); required for public clients.' })),
-  code_challenge_method: Type.Optional(param('code_challenge_method', { enum: ['S256', 'plain'], description: 'PKCE method; default `plain`.', default: 'plain' })),
+  code_challenge_method: Type.Optional(param('code_challenge_method', { enum: ['S256', 'plain'], description: 'PKCE method. `S256`; `plain` (also what an absent method means, RFC 7636 §4.3) is refused unless the operator sets PKCE_ALLOW_PLAIN (RFC 9700 §2.1.1).' })),
 };
 
 /** GET /oauth/authorize (RFC 6749 §4.1.1, §4.2.1). */
