@@ -82,7 +82,13 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     app.addHook('onClose', async () => nodes.stop());
   }
   // Stored events reach sockets through the real-time node's publisher (outbox → broker → hub).
-  const relay = new OutboxRelay(database, realtime.publisher, { logger: app.log, owner: new ClaimOwner(loadNodeId(config.dataDir)) });
+  const relay = new OutboxRelay(database, realtime.publisher, {
+    logger: app.log,
+    owner: new ClaimOwner(loadNodeId(config.dataDir)),
+    recordPositions: realtime.historyInDatabase,
+    // Published events stay at least as long as the channel history they make up.
+    retentionMs: Math.max(3600_000, config.historyTtl * 1000),
+  });
   relay.onPublished((_event, createdAt, publishedAt) => metrics.published((publishedAt - createdAt) / 1000));
   const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtimeTokens, revocations, realtime, relay, metrics, nodes };
   app.decorate('ctx', ctx);

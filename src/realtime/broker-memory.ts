@@ -12,10 +12,22 @@ interface ChannelStream {
   metaExpireAt: number;
 }
 
+/** A channel's stream as kept elsewhere (the outbox): where a restarted broker continues from. */
+export interface SavedStream {
+  channel: string;
+  epoch: string;
+  offset: number;
+  /** When the channel last published. */
+  updatedAt: number;
+  /** Oldest first. */
+  publications: { offset: number; data: string; publishedAt: number }[];
+}
+
 /**
- * Single-node broker (centrifuge `broker_memory.go`). Offsets and epochs live in this process: a
- * restart changes every epoch, which clients see as "not recovered". Publications reach the handler
- * synchronously, before `publish` resolves.
+ * Single-node broker (centrifuge `broker_memory.go`). Offsets, epochs and history live in this
+ * process; `restore` continues the streams a previous run left (the app keeps them in the outbox),
+ * so a restart keeps epochs and subscribers recover what they missed. Publications reach the
+ * handler synchronously, before `publish` resolves.
  */
 export class MemoryBroker implements Broker {
   private handler: PublicationHandler | null = null;
@@ -78,6 +90,25 @@ export class MemoryBroker implements Broker {
     while (i < pubs.length && pubs[i].offset <= after) i++;
     pubs = pubs.slice(i, opts.limit !== undefined ? i + opts.limit : undefined);
     return { publications: pubs, position };
+  }
+
+  /** Continues saved streams (before any publish): same epoch, next offset, history still in its window. */
+  restore(streams: SavedStream[], opts: PublishOptions): void {
+    const now = Date.now();
+    for (const saved of streams) {
+      const metaExpireAt = opts.historyMetaTtlMs > 0 ? saved.updatedAt + opts.historyMetaTtlMs : 0;
+      if (metaExpireAt !== 0 && now >= metaExpireAt) continue;
+      const pubs = saved.publications.filter((p) => p.offset <= saved.offset).slice(-Math.max(opts.historySize, 0));
+      const lastAt = saved.publications.at(-1)?.publishedAt ?? 0;
+      this.streams.set(saved.channel, {
+        epoch: saved.epoch,
+        offset: saved.offset,
+        pubs: pubs.map((p) => ({ offset: p.offset, epoch: saved.epoch, data: p.data })),
+        keys: new Map(),
+        expireAt: lastAt + opts.historyTtlMs,
+        metaExpireAt,
+      });
+    }
   }
 
   async removeHistory(channel: string): Promise<void> {

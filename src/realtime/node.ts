@@ -73,7 +73,8 @@ export class RealtimeNode {
   private readonly logger: Logger;
   private readonly wss: WebSocketServer;
   private readonly clients = new Set<Client>();
-  private readonly historyOptions: PublishOptions;
+  /** Size and TTLs of recoverable channels' history. */
+  readonly historyOptions: PublishOptions;
   private readonly sweeper: NodeJS.Timeout;
   private readonly attached: { server: Server; listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void }[] = [];
   private readonly recoveryListeners = new Set<(recovered: boolean) => void>();

@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { observedBroker } from '../metrics/observed-broker.js';
 import type { EventPublisher } from '../modules/outbox/events.js';
+import { loadChannelHistories } from '../modules/outbox/outbox.repository.js';
 import type { RealtimeTokens } from '../modules/realtime-tokens/realtime-tokens.service.js';
 import type { Broker } from './broker.js';
 import { MemoryBroker } from './broker-memory.js';
@@ -16,6 +17,8 @@ export interface Realtime {
   broker: Broker;
   /** What the outbox relay publishes stored events through (wired in app.ts). */
   publisher: EventPublisher;
+  /** The in-memory broker's history is kept in the outbox (the relay records offsets): no Redis. */
+  historyInDatabase: boolean;
 }
 
 /**
@@ -26,9 +29,11 @@ export interface Realtime {
  * after the relay (a child plugin) has stopped.
  */
 export async function setUpRealtime(app: FastifyInstance, config: Readonly<Config>, database: Database, tokens: RealtimeTokens, metrics: Metrics): Promise<Realtime> {
-  // The Redis modules (and ioredis) are loaded only when REDIS_URL is set.
+  // Without Redis the history lives in this process and, across restarts, in the outbox. The Redis
+  // modules (and ioredis) are loaded only when REDIS_URL is set.
+  const memory = config.redisUrl ? null : new MemoryBroker();
   const broker: Broker = observedBroker(
-    config.redisUrl ? new (await import('./broker-redis.js')).RedisBroker({ url: config.redisUrl, prefix: `${config.redisPrefix}.rt`, logger: app.log }) : new MemoryBroker(),
+    memory ?? new (await import('./broker-redis.js')).RedisBroker({ url: config.redisUrl!, prefix: `${config.redisPrefix}.rt`, logger: app.log }),
     metrics,
   );
   const node = new RealtimeNode({
@@ -38,6 +43,11 @@ export async function setUpRealtime(app: FastifyInstance, config: Readonly<Confi
     logger: app.log,
     history: { size: config.historySize, ttlMs: config.historyTtl * 1000 },
   });
+  if (memory) {
+    const h = node.historyOptions;
+    const now = Date.now();
+    memory.restore(await loadChannelHistories(database.db, { since: now - h.historyTtlMs, size: h.historySize, streamsSince: now - h.historyMetaTtlMs }), h);
+  }
   node.attach(app.server);
   tokens.onRevoked((revoked) => node.disconnectWhere(revoked));
   node.onRecovery((recovered) => metrics.recovery(recovered));
@@ -49,7 +59,7 @@ export async function setUpRealtime(app: FastifyInstance, config: Readonly<Confi
   app.addHook('onClose', async () => {
     await broker.close();
   });
-  return { node, broker, publisher };
+  return { node, broker, publisher, historyInDatabase: memory !== null };
 }
 
 /**

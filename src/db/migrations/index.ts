@@ -7,6 +7,7 @@ import * as goalsPolls from './0005_goals_polls.js';
 import * as widgets from './0006_widgets.js';
 import * as oauthExtra from './0007_oauth_extra.js';
 import * as outboxEvents from './0008_outbox_events.js';
+import * as channelStreams from './0009_channel_streams.js';
 import * as serverNodes from './0012_server_nodes.js';
 
 /**
@@ -22,5 +23,6 @@ export const migrations: Record<string, Migration> = {
   '0006_widgets': widgets,
   '0007_oauth_extra': oauthExtra,
   '0008_outbox_events': outboxEvents,
+  '0009_channel_streams': channelStreams,
   '0012_server_nodes': serverNodes,
 };

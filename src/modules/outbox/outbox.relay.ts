@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import { ClaimOwner } from './claim-owner.js';
-import type { EventPublisher, StoredEvent } from './events.js';
+import type { ChannelPosition, EventPublisher, StoredEvent } from './events.js';
+import { deleteStaleStreams, recordPublished, type PublishedPositions, type StreamTop } from './outbox.repository.js';
 
 type Logger = { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
 
@@ -22,6 +23,13 @@ export interface OutboxRelayOptions {
   retentionMs?: number;
   /** Who claims rows; default: a node of its own (no earlier runs to recover claims from). */
   owner?: ClaimOwner;
+  /**
+   * Record the offset each channel gave each event, and each channel's epoch and last offset: the
+   * in-memory broker keeps no history across restarts, so the outbox keeps it (Redis keeps its own).
+   */
+  recordPositions?: boolean;
+  /** With recordPositions: a channel unused this long forgets its epoch and offset (default 30 days). */
+  streamRetentionMs?: number;
   logger?: Logger;
 }
 
@@ -67,7 +75,7 @@ export class OutboxRelay {
     this.#publisher = publisher;
     const { owner, ...rest } = opts;
     this.owner = owner ?? new ClaimOwner(`relay-${Math.random().toString(36).slice(2, 10)}`);
-    this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, ...rest };
+    this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, recordPositions: false, streamRetentionMs: 30 * 24 * 3600_000, ...rest };
   }
 
   start(): void {
@@ -160,9 +168,9 @@ export class OutboxRelay {
     })();
   }
 
-  async #publish(row: PendingRow): Promise<void> {
+  async #publish(row: PendingRow, batch: Batch): Promise<void> {
     const event: StoredEvent = { id: row.id, type: row.type, channels: JSON.parse(row.channels), payload: row.payload, createdAt: Number(row.created_at) };
-    await this.#publisher.publish(event);
+    batch.add(event, await this.#publisher.publish(event));
     if (this.#listeners.size > 0) {
       const now = Date.now();
       for (const listener of this.#listeners) listener(event, row.created_at, now);
@@ -183,22 +191,25 @@ export class OutboxRelay {
     );
     const rows = claimed.rows.sort((a, b) => a.id - b.id);
     if (rows.length === 0) return 0;
-    let done = 0;
+    const batch = new Batch();
     try {
-      for (const row of rows) {
-        await this.#publish(row);
-        done++;
-      }
+      for (const row of rows) await this.#publish(row, batch);
     } finally {
-      const ids = rows.map((r) => r.id);
-      const publishedIds = ids.slice(0, done);
-      const unpublished = ids.slice(done);
+      const unpublished = rows.slice(batch.events.length).map((r) => r.id);
       await this.#bookkeeping(async (db) => {
-        if (publishedIds.length) await db.updateTable('outbox').set({ published_at: Date.now() }).where('id', 'in', publishedIds).execute();
-        if (unpublished.length) await db.updateTable('outbox').set({ claimed_by: null, claimed_at: null }).where('id', 'in', unpublished).execute();
+        // One transaction (plain statements: no commit signal) for the marks of the whole batch.
+        await sql`begin`.execute(db);
+        try {
+          await this.#markPublished(db, batch);
+          if (unpublished.length) await db.updateTable('outbox').set({ claimed_by: null, claimed_at: null }).where('id', 'in', unpublished).execute();
+          await sql`commit`.execute(db);
+        } catch (err) {
+          await sql`rollback`.execute(db).catch(() => {});
+          throw err;
+        }
       });
     }
-    return done;
+    return batch.events.length;
   }
 
   /**
@@ -244,10 +255,20 @@ export class OutboxRelay {
     if (!lock.rows[0]?.locked) return 0; // another node is draining; it takes these rows
     const rows = await tx.selectFrom('outbox').select(['id', 'type', 'channels', 'payload', 'created_at']).where('published_at', 'is', null).orderBy('id').limit(this.#opts.batchSize).execute();
     if (rows.length === 0) return 0;
-    for (const row of rows) await this.#publish(row);
-    const now = Date.now();
-    await tx.updateTable('outbox').set({ published_at: now, claimed_by: this.owner.id, claimed_at: now }).where('id', 'in', rows.map((r) => r.id)).execute();
+    const batch = new Batch();
+    for (const row of rows) await this.#publish(row, batch);
+    await this.#markPublished(tx, batch);
     return rows.length;
+  }
+
+  async #markPublished(db: Kysely<DB>, batch: Batch): Promise<void> {
+    if (batch.events.length === 0) return;
+    const now = Date.now();
+    if (this.#opts.recordPositions) {
+      await recordPublished(db, this.#database.dialect, batch.events, [...batch.tops.values()], now);
+    } else {
+      await db.updateTable('outbox').set({ published_at: now }).where('id', 'in', batch.events.map((e) => e.id)).execute();
+    }
   }
 
   async #cleanup(): Promise<void> {
@@ -255,5 +276,22 @@ export class OutboxRelay {
     if (now - this.#lastCleanup < 60_000) return;
     this.#lastCleanup = now;
     await this.#database.db.deleteFrom('outbox').where('published_at', '<', now - this.#opts.retentionMs).execute();
+    if (this.#opts.recordPositions) await deleteStaleStreams(this.#database.db, now - this.#opts.streamRetentionMs);
+  }
+}
+
+/** What one round published: each event's offsets, and each channel's latest position. */
+class Batch {
+  readonly events: PublishedPositions[] = [];
+  readonly tops = new Map<string, StreamTop>();
+
+  add(event: StoredEvent, positions: ChannelPosition[]): void {
+    this.events.push({ id: event.id, offsets: positions.map((p) => p.offset) });
+    event.channels.forEach((channel, i) => {
+      const p = positions[i];
+      const top = this.tops.get(channel);
+      // A re-published event (after a crash) reports its original offset: never move a top back.
+      if (p && p.offset > 0 && !(top && top.epoch === p.epoch && top.offset > p.offset)) this.tops.set(channel, { channel, epoch: p.epoch, offset: p.offset });
+    });
   }
 }

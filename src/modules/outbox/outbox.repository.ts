@@ -69,3 +69,92 @@ export async function outboxBacklog(db: Kysely<DB>): Promise<{ backlog: number; 
     .executeTakeFirst();
   return { backlog: Number(row?.backlog ?? 0), oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest) };
 }
+
+/** A published event's place in each of its channels (offsets in `channels` order; 0: no history). */
+export interface PublishedPositions {
+  id: number;
+  offsets: number[];
+}
+
+/** A channel's stream top after a batch: the in-memory broker restores its epoch and offset from it. */
+export interface StreamTop {
+  channel: string;
+  epoch: string;
+  offset: number;
+}
+
+/** Marks events published with the offsets their channels gave them, and moves the stream tops. */
+export async function recordPublished(db: Kysely<DB>, dialect: 'sqlite' | 'postgres', events: PublishedPositions[], tops: StreamTop[], now: number): Promise<void> {
+  if (events.length === 0) return;
+  if (dialect === 'postgres') {
+    const values = sql.join(events.map((e) => sql`(${e.id}::bigint, ${JSON.stringify(e.offsets)})`));
+    await sql`update outbox set published_at = ${now}, offsets = v.offsets from (values ${values}) as v(id, offsets) where outbox.id = v.id`.execute(db);
+  } else {
+    // One prepared statement per row on the held connection: no round trips on SQLite.
+    for (const e of events) await db.updateTable('outbox').set({ published_at: now, offsets: JSON.stringify(e.offsets) }).where('id', '=', e.id).execute();
+  }
+  if (tops.length === 0) return;
+  await db
+    .insertInto('channel_streams')
+    .values(tops.map((t) => ({ channel: t.channel, epoch: t.epoch, top_offset: t.offset, updated_at: now })))
+    .onConflict((oc) =>
+      oc.column('channel').doUpdateSet((eb) => ({
+        epoch: eb.ref('excluded.epoch'),
+        // A re-published event reports its original, older offset: the top never moves back in one epoch.
+        top_offset: sql<number>`case when channel_streams.epoch = excluded.epoch and channel_streams.top_offset > excluded.top_offset then channel_streams.top_offset else excluded.top_offset end`,
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .execute();
+}
+
+/** A channel's history as kept here: its position and its publications still in the window. */
+export interface StoredChannelHistory {
+  channel: string;
+  epoch: string;
+  /** The channel's last offset. */
+  offset: number;
+  /** When the channel last published (its epoch and offset expire some time after). */
+  updatedAt: number;
+  /** Oldest first, at most `size`, published since `since`. */
+  publications: { offset: number; data: string; publishedAt: number }[];
+}
+
+/**
+ * Every channel's stream as recorded by `recordPublished`, with the events published since `since`
+ * (the history TTL), at most `size` per channel: what the in-memory broker starts from.
+ */
+export async function loadChannelHistories(db: Kysely<DB>, opts: { since: number; size: number; streamsSince: number }): Promise<StoredChannelHistory[]> {
+  const streams = await db.selectFrom('channel_streams').selectAll().where('updated_at', '>=', opts.streamsSince).execute();
+  const byChannel = new Map<string, StoredChannelHistory>();
+  for (const s of streams) byChannel.set(s.channel, { channel: s.channel, epoch: s.epoch, offset: Number(s.top_offset), updatedAt: Number(s.updated_at), publications: [] });
+  const rows = await db
+    .selectFrom('outbox')
+    .select(['channels', 'offsets', 'payload', 'published_at'])
+    .where('published_at', '>=', opts.since)
+    .where('offsets', 'is not', null)
+    .orderBy('id')
+    .execute();
+  for (const row of rows) {
+    const channels: string[] = JSON.parse(row.channels);
+    const offsets: number[] = JSON.parse(row.offsets!);
+    channels.forEach((channel, i) => {
+      const stream = byChannel.get(channel);
+      const offset = offsets[i] ?? 0;
+      if (!stream || offset <= 0) return;
+      // A crash between marking events and moving the top leaves the top behind: the events say more.
+      if (offset > stream.offset) stream.offset = offset;
+      stream.publications.push({ offset, data: row.payload, publishedAt: Number(row.published_at) });
+    });
+  }
+  for (const stream of byChannel.values()) {
+    stream.publications.sort((a, b) => a.offset - b.offset);
+    if (stream.publications.length > opts.size) stream.publications.splice(0, stream.publications.length - opts.size);
+  }
+  return [...byChannel.values()];
+}
+
+/** Forgets channel positions not used since `before` (their epoch would have expired anyway). */
+export async function deleteStaleStreams(db: Kysely<DB>, before: number): Promise<void> {
+  await db.deleteFrom('channel_streams').where('updated_at', '<', before).execute();
+}

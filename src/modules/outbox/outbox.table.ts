@@ -20,8 +20,20 @@ export interface OutboxTable {
   claimed_by: string | null;
   claimed_at: number | null;
   published_at: number | null;
+  /** JSON array of the offset each channel gave the event, in `channels` order (recorded for the
+   * in-memory broker, whose history lives here; else null). */
+  offsets: string | null;
+}
+
+/** A channel's stream position, for the in-memory broker: its epoch and offsets survive restarts. */
+export interface ChannelStreamTable {
+  channel: string;
+  epoch: string;
+  top_offset: number;
+  updated_at: number;
 }
 
 export interface OutboxTables {
   outbox: OutboxTable;
+  channel_streams: ChannelStreamTable;
 }
