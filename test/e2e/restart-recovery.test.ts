@@ -123,9 +123,10 @@ for (const c of cases) {
         });
         await sleep(200); // no duplicate comes late
 
-        assert.deepEqual(subscribed[1], { recovered: true, wasRecovering: true, epoch: subscribed[0]!.epoch });
-        assert.deepEqual(got.map((g) => g.id), written, 'every donation once, in order');
-        assert.deepEqual(got.map((g) => g.offset), written.map((_, i) => i + 1), 'consecutive offsets from 1');
+        const seen = JSON.stringify({ subscribed, got, written });
+        assert.deepEqual(subscribed[1], { recovered: true, wasRecovering: true, epoch: subscribed[0]!.epoch }, seen);
+        assert.deepEqual(got.map((g) => g.id), written, `every donation once, in order: ${seen}`);
+        assert.deepEqual(got.map((g) => g.offset), written.map((_, i) => i + 1), `consecutive offsets from 1: ${seen}`);
       } finally {
         writing = false;
         await writer.catch(() => {});

@@ -78,11 +78,17 @@ export class OutboxRelay {
     this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, recordPositions: false, streamRetentionMs: 30 * 24 * 3600_000, ...rest };
   }
 
-  start(): void {
+  /**
+   * Starts relaying; resolves after the first round, which publishes what was pending — among it
+   * what a crashed run published but never marked. The app awaits it before it listens, so no
+   * subscriber recovers from a history that is about to be replayed.
+   */
+  async start(): Promise<void> {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.#unsubscribe = this.#database.onCommit(() => this.kick());
-    this.#schedule(0);
+    this.#run();
+    await this.#running;
   }
 
   /** Drain now; a commit during a round makes one more round right after it. */
