@@ -3,7 +3,8 @@ import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import { ClaimOwner } from './claim-owner.js';
 import type { ChannelPosition, EventPublisher, StoredEvent } from './events.js';
-import { deleteStaleStreams, recordPublished, type PublishedPositions, type StreamTop } from './outbox.repository.js';
+import * as repo from './outbox.repository.js';
+import type { PendingEvent, PublishedPositions, StreamTop } from './outbox.repository.js';
 
 type Logger = { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
 
@@ -32,17 +33,6 @@ export interface OutboxRelayOptions {
   streamRetentionMs?: number;
   logger?: Logger;
 }
-
-interface PendingRow {
-  id: number;
-  type: string;
-  channels: string;
-  payload: string;
-  created_at: number;
-}
-
-// Any constant works; it names "the outbox drainer" among PostgreSQL advisory locks.
-const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
 
 /**
  * Publishes outbox events after commit, in id order, at least once (DESIGN "Every change is durable
@@ -131,15 +121,10 @@ export class OutboxRelay {
    * are left alone: only the timeout says those nodes are gone. Run once by the first round.
    */
   async releaseDeadClaims(): Promise<number> {
-    const claimed = await this.#database.db
-      .selectFrom('outbox')
-      .select(['id', 'claimed_by'])
-      .where('published_at', 'is', null)
-      .where('claimed_by', 'like', `${this.owner.node}/%`)
-      .execute();
-    const dead = claimed.filter((r) => this.owner.ownsDeadClaim(r.claimed_by!));
+    const claimed = await repo.claimsOfNode(this.#database.db, this.owner.node);
+    const dead = claimed.filter((r) => this.owner.ownsDeadClaim(r.claimed_by));
     if (dead.length === 0) return 0;
-    await this.#database.db.updateTable('outbox').set({ claimed_by: null, claimed_at: null }).where('id', 'in', dead.map((r) => r.id)).where('published_at', 'is', null).execute();
+    await repo.releaseClaims(this.#database.db, dead.map((r) => r.id));
     this.#opts.logger?.warn({ events: dead.length }, 'outbox relay: publishing the events an earlier run of this node claimed but did not finish');
     return dead.length;
   }
@@ -174,7 +159,7 @@ export class OutboxRelay {
     })();
   }
 
-  async #publish(row: PendingRow, batch: Batch): Promise<void> {
+  async #publish(row: PendingEvent, batch: Batch): Promise<void> {
     const event: StoredEvent = { id: row.id, type: row.type, channels: JSON.parse(row.channels), payload: row.payload, createdAt: Number(row.created_at) };
     batch.add(event, await this.#publisher.publish(event));
     if (this.#listeners.size > 0) {
@@ -185,17 +170,7 @@ export class OutboxRelay {
 
   async #roundSqlite(): Promise<number> {
     const now = Date.now();
-    const claimed = await this.#bookkeeping((db) =>
-      sql<PendingRow>`
-        update outbox set claimed_by = ${this.owner.id}, claimed_at = ${now}
-        where id in (
-          select id from outbox
-          where published_at is null and (claimed_by is null or claimed_at < ${now - this.#opts.claimTimeoutMs})
-          order by id limit ${this.#opts.batchSize}
-        )
-        returning id, type, channels, payload, created_at`.execute(db),
-    );
-    const rows = claimed.rows.sort((a, b) => a.id - b.id);
+    const rows = await this.#bookkeeping((db) => repo.claimPending(db, this.owner.id, now, now - this.#opts.claimTimeoutMs, this.#opts.batchSize));
     if (rows.length === 0) return 0;
     const batch = new Batch();
     try {
@@ -207,7 +182,7 @@ export class OutboxRelay {
         await sql`begin`.execute(db);
         try {
           await this.#markPublished(db, batch);
-          if (unpublished.length) await db.updateTable('outbox').set({ claimed_by: null, claimed_at: null }).where('id', 'in', unpublished).execute();
+          await repo.releaseClaims(db, unpublished);
           await sql`commit`.execute(db);
         } catch (err) {
           await sql`rollback`.execute(db).catch(() => {});
@@ -256,10 +231,8 @@ export class OutboxRelay {
   }
 
   async #lockedBatch(tx: Kysely<DB>): Promise<number> {
-    // Keyed by schema too, so deployments sharing one PostgreSQL server never wait for each other.
-    const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked`.execute(tx);
-    if (!lock.rows[0]?.locked) return 0; // another node is draining; it takes these rows
-    const rows = await tx.selectFrom('outbox').select(['id', 'type', 'channels', 'payload', 'created_at']).where('published_at', 'is', null).orderBy('id').limit(this.#opts.batchSize).execute();
+    if (!(await repo.tryLockDrain(tx))) return 0; // another node is draining; it takes these rows
+    const rows = await repo.pendingEvents(tx, this.#opts.batchSize);
     if (rows.length === 0) return 0;
     const batch = new Batch();
     for (const row of rows) await this.#publish(row, batch);
@@ -271,9 +244,9 @@ export class OutboxRelay {
     if (batch.events.length === 0) return;
     const now = Date.now();
     if (this.#opts.recordPositions) {
-      await recordPublished(db, this.#database.dialect, batch.events, [...batch.tops.values()], now);
+      await repo.recordPublished(db, this.#database.dialect, batch.events, [...batch.tops.values()], now);
     } else {
-      await db.updateTable('outbox').set({ published_at: now }).where('id', 'in', batch.events.map((e) => e.id)).execute();
+      await repo.markPublished(db, batch.events.map((e) => e.id), now);
     }
   }
 
@@ -281,8 +254,8 @@ export class OutboxRelay {
     const now = Date.now();
     if (now - this.#lastCleanup < 60_000) return;
     this.#lastCleanup = now;
-    await this.#database.db.deleteFrom('outbox').where('published_at', '<', now - this.#opts.retentionMs).execute();
-    if (this.#opts.recordPositions) await deleteStaleStreams(this.#database.db, now - this.#opts.streamRetentionMs);
+    await repo.deletePublishedBefore(this.#database.db, now - this.#opts.retentionMs);
+    if (this.#opts.recordPositions) await repo.deleteStaleStreams(this.#database.db, now - this.#opts.streamRetentionMs);
   }
 }
 

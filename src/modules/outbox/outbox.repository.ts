@@ -158,3 +158,68 @@ export async function loadChannelHistories(db: Kysely<DB>, opts: { since: number
 export async function deleteStaleStreams(db: Kysely<DB>, before: number): Promise<void> {
   await db.deleteFrom('channel_streams').where('updated_at', '<', before).execute();
 }
+
+/** An outbox row as the relay reads it: payload and channels still as stored text. */
+export interface PendingEvent {
+  id: number;
+  type: string;
+  channels: string;
+  payload: string;
+  created_at: number;
+}
+
+/** Unpublished rows claimed by any run of node `node` (claims are `<node>/<pid>/<incarnation>`). */
+export async function claimsOfNode(db: Kysely<DB>, node: string): Promise<{ id: number; claimed_by: string }[]> {
+  const rows = await db.selectFrom('outbox').select(['id', 'claimed_by']).where('published_at', 'is', null).where('claimed_by', 'like', `${node}/%`).execute();
+  return rows.map((r) => ({ id: r.id, claimed_by: r.claimed_by! }));
+}
+
+/** Gives unpublished rows back to whoever claims next. */
+export async function releaseClaims(db: Kysely<DB>, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('outbox').set({ claimed_by: null, claimed_at: null }).where('id', 'in', ids).where('published_at', 'is', null).execute();
+}
+
+/**
+ * SQLite: claims the next `limit` unpublished rows for `owner` in one statement (atomic across
+ * processes), taking over claims older than `staleBefore`; oldest first.
+ */
+export async function claimPending(db: Kysely<DB>, owner: string, now: number, staleBefore: number, limit: number): Promise<PendingEvent[]> {
+  const claimed = await sql<PendingEvent>`
+    update outbox set claimed_by = ${owner}, claimed_at = ${now}
+    where id in (
+      select id from outbox
+      where published_at is null and (claimed_by is null or claimed_at < ${staleBefore})
+      order by id limit ${limit}
+    )
+    returning id, type, channels, payload, created_at`.execute(db);
+  return claimed.rows.sort((a, b) => a.id - b.id);
+}
+
+// Any constant works; it names "the outbox drainer" among PostgreSQL advisory locks.
+const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
+
+/**
+ * PostgreSQL: takes the drainer's transaction-scoped advisory lock if no other node holds it.
+ * Keyed by schema too, so deployments sharing one PostgreSQL server never wait for each other.
+ */
+export async function tryLockDrain(tx: Kysely<DB>): Promise<boolean> {
+  const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked`.execute(tx);
+  return lock.rows[0]?.locked === true;
+}
+
+/** The next `limit` unpublished rows, oldest first (PostgreSQL, under the drain lock). */
+export async function pendingEvents(tx: Kysely<DB>, limit: number): Promise<PendingEvent[]> {
+  return tx.selectFrom('outbox').select(['id', 'type', 'channels', 'payload', 'created_at']).where('published_at', 'is', null).orderBy('id').limit(limit).execute();
+}
+
+/** Marks events published without recording offsets (a broker with its own history: Redis). */
+export async function markPublished(db: Kysely<DB>, ids: number[], now: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('outbox').set({ published_at: now }).where('id', 'in', ids).execute();
+}
+
+/** Deletes rows published before `before` (kept until then for inspection and history). */
+export async function deletePublishedBefore(db: Kysely<DB>, before: number): Promise<void> {
+  await db.deleteFrom('outbox').where('published_at', '<', before).execute();
+}
