@@ -9,6 +9,7 @@ import * as oauthExtra from './0007_oauth_extra.js';
 import * as outboxEvents from './0008_outbox_events.js';
 import * as channelStreams from './0009_channel_streams.js';
 import * as serverNodes from './0012_server_nodes.js';
+import * as changeVersions from './0015_change_versions.js';
 
 /**
  * Every migration, in order. One set for SQLite and PostgreSQL; names sort lexically, so keep the
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_outbox_events': outboxEvents,
   '0009_channel_streams': channelStreams,
   '0012_server_nodes': serverNodes,
+  '0015_change_versions': changeVersions,
 };

@@ -11,13 +11,53 @@ export async function findDonation(db: Kysely<DB>, userId: number, id: number): 
   return db.selectFrom('donations').selectAll().where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
 }
 
-/** One page, newest first (INTEROP §2), and the total for pagination meta. */
-export async function pageOfDonations(db: Kysely<DB>, userId: number, page: number, perPage: number): Promise<{ rows: DonationRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    db.selectFrom('donations').selectAll().where('user_id', '=', userId).orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage).execute(),
-    db.selectFrom('donations').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+/**
+ * What a cached page of the streamer's donations depends on besides the rows: their name (shown
+ * in every item), whether they are active, and their donation counter (migration 0015). One
+ * primary-key read of each table. Undefined when there is no such user.
+ */
+export interface DonationPageStamp {
+  name: string;
+  isActive: boolean;
+  /** Changes with every committed write to the streamer's donations; 0 before the first. */
+  version: number;
+  total: number;
+}
+
+export async function donationPageStamp(db: Kysely<DB>, userId: number): Promise<DonationPageStamp | undefined> {
+  const row = await db
+    .selectFrom('users as u')
+    .leftJoin('donation_counters as c', 'c.user_id', 'u.id')
+    .select(['u.name', 'u.is_active', 'c.version', 'c.total'])
+    .where('u.id', '=', userId)
+    .executeTakeFirst();
+  return row && { name: row.name, isActive: Boolean(row.is_active), version: Number(row.version ?? 0), total: Number(row.total ?? 0) };
+}
+
+const DONATION_COLUMNS = ['id', 'user_id', 'username', 'message_type', 'message', 'amount', 'currency', 'amount_in_user_currency', 'user_currency', 'payin_system', 'is_shown', 'created_at', 'shown_at', 'poll_option_id'] as const;
+
+/**
+ * One page, newest first (INTEROP §2), with the stamp it was read at — in ONE statement, so the
+ * rows, the total and the version are one snapshot on both dialects: a write committing meanwhile
+ * is either in all three or in none. The total is the maintained counter, not a `count(*)`.
+ */
+export async function pageOfDonations(db: Kysely<DB>, userId: number, page: number, perPage: number): Promise<{ stamp: DonationPageStamp; rows: DonationRow[] } | undefined> {
+  const pageRows = db.selectFrom('donations').select(DONATION_COLUMNS).where('user_id', '=', userId).orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage);
+  const found = await db
+    .selectFrom('users as u')
+    .leftJoin('donation_counters as c', 'c.user_id', 'u.id')
+    .leftJoin(pageRows.as('d'), (join) => join.onTrue())
+    .select(['u.name as user_name', 'u.is_active as user_is_active', 'c.version as counter_version', 'c.total as counter_total'])
+    .select(DONATION_COLUMNS.map((column) => `d.${column}` as const))
+    .where('u.id', '=', userId)
+    .orderBy('d.id', 'desc')
+    .execute();
+  const first = found[0];
+  if (!first) return undefined;
+  const stamp = { name: first.user_name, isActive: Boolean(first.user_is_active), version: Number(first.counter_version ?? 0), total: Number(first.counter_total ?? 0) };
+  // No page rows: the one row of the outer join has a null id.
+  const rows = found.filter((r) => r.id !== null).map((r) => Object.fromEntries(DONATION_COLUMNS.map((column) => [column, r[column]])) as unknown as DonationRow);
+  return { stamp, rows };
 }
 
 /** What the dashboard's donation list filters on; every field is optional. Times are epoch ms. */

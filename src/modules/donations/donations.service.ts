@@ -89,15 +89,31 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
 export type { DonationFilter } from './donations.repository.js';
 
 /**
- * Spec 4.2: one page (1-based) of the streamer's donations as the API shows them, newest first,
- * and the total. The token outlived its user (cached verification) when the streamer is gone or
- * disabled: the token is what is wrong.
+ * What a served page of the streamer's donations (spec 4.2) depends on, as one comparable string:
+ * their donation counter's version and total (migration 0015: changed by every write in its own
+ * transaction, on any node or process), their name (in every item) and their state. The token
+ * outlived its user (cached verification) when the streamer is gone or disabled: the token is
+ * what is wrong.
  */
-export async function donationResourcePage(db: Kysely<DB>, userId: number, page: number, perPage: number): Promise<{ data: DonationResource[]; total: number }> {
-  // Both reads at once: this is the API's hot path (bench/README.md).
-  const [user, { rows, total }] = await Promise.all([findStreamer(db, userId), repo.pageOfDonations(db, userId, page, perPage)]);
-  if (!user || !user.is_active) throw new UnauthenticatedError('invalid_token');
-  return { data: rows.map((row) => toDonationResource(row, user.name)), total };
+function stampOf(stamp: repo.DonationPageStamp | undefined): string {
+  if (!stamp || !stamp.isActive) throw new UnauthenticatedError('invalid_token');
+  return `${stamp.version}:${stamp.total}:${stamp.name}`;
+}
+
+/** The current stamp of the streamer's donation pages: one primary-key read per table. */
+export async function donationPageStamp(db: Kysely<DB>, userId: number): Promise<string> {
+  return stampOf(await repo.donationPageStamp(db, userId));
+}
+
+/**
+ * Spec 4.2: one page (1-based) of the streamer's donations as the API shows them, newest first,
+ * the total, and the stamp (see `donationPageStamp`) they were read at — one statement, so all
+ * three are one snapshot.
+ */
+export async function donationResourcePage(db: Kysely<DB>, userId: number, page: number, perPage: number): Promise<{ data: DonationResource[]; total: number; stamp: string }> {
+  const found = await repo.pageOfDonations(db, userId, page, perPage);
+  const stamp = stampOf(found?.stamp);
+  return { data: found!.rows.map((row) => toDonationResource(row, found!.stamp.name)), total: found!.stamp.total, stamp };
 }
 
 /** The dashboard's donation list: one page (1-based) of the donations matching `filter`, newest first. */

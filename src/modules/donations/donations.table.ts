@@ -23,6 +23,16 @@ export interface DonationsTable {
 
 export interface DonationTables {
   donations: DonationsTable;
+  donation_counters: DonationCountersTable;
 }
 
 export type DonationRow = Selectable<DonationsTable>;
+
+/** Maintained by triggers (migration 0015): never written by application code. */
+export interface DonationCountersTable {
+  user_id: number;
+  /** How many donations the streamer has. */
+  total: number;
+  /** Changes with every write to one of the streamer's donations, in that write's transaction. */
+  version: number;
+}
