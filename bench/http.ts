@@ -1,11 +1,12 @@
 /**
  * HTTP benchmark (issue 3): GET /api/v1/alerts/donations?page=1 with a valid bearer token against
- * 100k donations (100 streamers × 1k, interleaved as they would arrive) on SQLite, alternated in
+ * 100k donations (100 streamers × 1k, interleaved as they would arrive) on SQLite (or PostgreSQL
+ * with `--dialect postgres`: a fresh schema, the table freshly loaded, never vacuumed), alternated in
  * the same run with a bare Fastify JSON route serving a body of the same size. Target: API ≥ 50 %
  * of the bare route. The API is measured twice: as served (page cache on) and with the page cache
  * switched off, which is the query path every first read and every read after a write takes.
  *
- *   node --import tsx bench/http.ts [--rounds 5] [--duration 5] [--connections 20] [--only api|nocache|bare]
+ *   node --import tsx bench/http.ts [--rounds 5] [--duration 5] [--connections 20] [--only api|nocache|bare] [--dialect sqlite|postgres]
  *
  * `--only` hammers one side (with BENCH_CPU_PROF=<dir> the server writes a CPU profile there).
  * The servers run in a child process (one event loop, like `openalerts serve`), autocannon in this
@@ -14,7 +15,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
-import { alternateRounds, autocannon, benchApp, isServerProcess, machine, median, startServer } from './lib.js';
+import { alternateRounds, autocannon, benchApp, dialectArg, isServerProcess, machine, median, startServer } from './lib.js';
 
 const STREAMERS = 100;
 const PER_STREAMER = 1000;
@@ -36,7 +37,7 @@ async function serve(): Promise<void> {
   const { createApp } = await import('../src/modules/apps/apps.service.js');
 
   // A limit no run reaches, so throttling never skews the numbers (the limiter still runs).
-  const bench = await benchApp({ RATE_LIMIT_PER_MINUTE: '1000000', PUBLIC_URL: 'https://alerts.example.com' });
+  const bench = await benchApp({ RATE_LIMIT_PER_MINUTE: '1000000', PUBLIC_URL: 'https://alerts.example.com' }, dialectArg());
   const { app } = bench;
   const db = app.ctx.db;
 
@@ -116,17 +117,17 @@ function ask(child: ChildProcess, msg: ToServer): Promise<void> {
 
 async function drive(): Promise<void> {
   const { values } = parseArgs({
-    options: { rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '20' }, only: { type: 'string' } },
+    options: { rounds: { type: 'string', default: '5' }, duration: { type: 'string', default: '5' }, connections: { type: 'string', default: '20' }, only: { type: 'string' }, dialect: { type: 'string', default: 'sqlite' } },
   });
   const rounds = Number(values.rounds);
   const duration = Number(values.duration);
   const connections = Number(values.connections);
 
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  const server = await startServer<Ready>(import.meta.url, { execArgv: profile, inheritOutput: true });
+  const server = await startServer<Ready>(import.meta.url, { execArgv: profile, inheritOutput: true, args: ['--dialect', dialectArg()] });
   const { child, ready: info } = server;
   console.log(`seeded ${info.donations} donations in ${(info.seedMs / 1000).toFixed(1)} s; response body ${info.bytes} bytes`);
-  console.log(`machine: ${machine()}; ${connections} connections, ${rounds} × ${duration} s per side`);
+  console.log(`machine: ${machine()}; ${dialectArg()}; ${connections} connections, ${rounds} × ${duration} s per side`);
 
   const api = { url: `${info.apiAddress}/api/v1/alerts/donations?page=1`, headers: { authorization: `Bearer ${info.accessToken}` } };
   const targets: Record<Side, { url: string; headers: Record<string, string> }> = { api, nocache: api, bare: { url: `${info.bareAddress}/bare`, headers: {} } };
@@ -157,6 +158,7 @@ async function drive(): Promise<void> {
     const perRound = rps[side].map((a, i) => ((a / rps.bare[i]!) * 100).toFixed(0)).join(' / ');
     return `${median(rps[side]).toFixed(0)} req/s = ${((median(rps[side]) / median(rps.bare)) * 100).toFixed(1)} % of bare (per round ${perRound} %)`;
   };
+  console.log(`machine after: ${machine()}`);
   console.log(`\nmedians: bare ${median(rps.bare).toFixed(0)} req/s`);
   console.log(`  api (as served, page cache on): ${ratio('api')}; target ≥ 50 %`);
   console.log(`  api, page cache off (query path): ${ratio('nocache')}`);

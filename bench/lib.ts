@@ -45,7 +45,7 @@ export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Ma
 
 export function machine(): string {
   const cpu = os.cpus();
-  return `${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}`;
+  return `${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()}, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`;
 }
 
 /** Prints the result as one JSON object: what was measured, on what machine, then the numbers. */
@@ -91,19 +91,55 @@ export async function startServer<Ready>(
   };
 }
 
-/** The app as `openalerts serve` builds it, on a SQLite file in a fresh temp dir (production durability). */
-export async function benchApp(env: Record<string, string> = {}): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
+/** The app as `openalerts serve` builds it, on a SQLite file in a fresh temp dir (production durability), or a fresh PostgreSQL schema. */
+export async function benchApp(env: Record<string, string> = {}, dialect: 'sqlite' | 'postgres' = 'sqlite'): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
   const { buildApp } = await import('../src/app.js');
   const { envToConfig } = await import('../src/config/config.js');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openalerts-bench-'));
-  const app = await buildApp(envToConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env }), { logger: false });
+  const schema = dialect === 'postgres' ? await postgresSchema() : null;
+  const app = await buildApp(envToConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...schema?.env, ...env }), { logger: false });
   return {
     app,
     async close() {
       await app.close();
+      await schema?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** PostgreSQL for `--dialect postgres`: BENCH_DATABASE_URL, else the local test database. */
+export const BENCH_PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A fresh schema of BENCH_PG_URL for one bench run (freshly loaded tables, never vacuumed by hand), dropped by `drop`. */
+async function postgresSchema(): Promise<{ env: { DATABASE_URL: string }; drop(): Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: BENCH_PG_URL });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create schema ${schema}`);
+  const url = new URL(BENCH_PG_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { env: { DATABASE_URL: url.toString() }, drop: () => admin(`drop schema ${schema} cascade`) };
+}
+
+/** `--dialect sqlite|postgres` (either form), sqlite by default. */
+export function dialectArg(): 'sqlite' | 'postgres' {
+  const args = process.argv.slice(2);
+  const at = args.findIndex((a) => a === '--dialect' || a.startsWith('--dialect='));
+  const value = at < 0 ? 'sqlite' : args[at]!.includes('=') ? args[at]!.slice('--dialect='.length) : args[at + 1];
+  if (value !== 'sqlite' && value !== 'postgres') {
+    console.error(`--dialect must be sqlite or postgres, not ${value}`);
+    process.exit(2);
+  }
+  return value;
 }
 
 /**

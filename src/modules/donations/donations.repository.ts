@@ -24,14 +24,15 @@ export interface DonationPageStamp {
   total: number;
 }
 
-export async function donationPageStamp(db: Kysely<DB>, userId: number): Promise<DonationPageStamp | undefined> {
-  const row = await db
+/** The stamps of several streamers at once (batched-read.ts), by user id; unknown ids are left out. */
+export async function donationPageStamps(db: Kysely<DB>, userIds: number[]): Promise<Map<number, DonationPageStamp>> {
+  const rows = await db
     .selectFrom('users as u')
     .leftJoin('donation_counters as c', 'c.user_id', 'u.id')
-    .select(['u.name', 'u.is_active', 'c.version', 'c.total'])
-    .where('u.id', '=', userId)
-    .executeTakeFirst();
-  return row && { name: row.name, isActive: Boolean(row.is_active), version: Number(row.version ?? 0), total: Number(row.total ?? 0) };
+    .select(['u.id', 'u.name', 'u.is_active', 'c.version', 'c.total'])
+    .where('u.id', 'in', userIds)
+    .execute();
+  return new Map(rows.map((row) => [row.id, { name: row.name, isActive: Boolean(row.is_active), version: Number(row.version ?? 0), total: Number(row.total ?? 0) }]));
 }
 
 const DONATION_COLUMNS = ['id', 'user_id', 'username', 'message_type', 'message', 'amount', 'currency', 'amount_in_user_currency', 'user_currency', 'payin_system', 'is_shown', 'created_at', 'shown_at', 'poll_option_id'] as const;

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { batchedRead } from '../../db/batched-read.js';
 import type { DB } from '../../db/schema.js';
 import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
 import { NotFoundError, UnauthenticatedError, ValidationError } from '../../domain/errors.js';
@@ -100,9 +101,14 @@ function stampOf(stamp: repo.DonationPageStamp | undefined): string {
   return `${stamp.version}:${stamp.total}:${stamp.name}`;
 }
 
-/** The current stamp of the streamer's donation pages: one primary-key read per table. */
-export async function donationPageStamp(db: Kysely<DB>, userId: number): Promise<string> {
-  return stampOf(await repo.donationPageStamp(db, userId));
+/**
+ * A reader of the current stamp of a streamer's donation pages: primary-key reads of the user and
+ * their counter, concurrent calls answered by one statement (batched-read.ts: never by a read that
+ * started before the call).
+ */
+export function donationPageStampReader(db: Kysely<DB>): (userId: number) => Promise<string> {
+  const read = batchedRead((userIds: number[]) => repo.donationPageStamps(db, userIds));
+  return async (userId) => stampOf(await read(userId));
 }
 
 /**

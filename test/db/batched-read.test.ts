@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { batchedRead } from '../../src/db/batched-read.js';
+
+/** A load function whose batches the test finishes by hand; it answers each key with the batch number. */
+function manualLoad() {
+  const batches: { keys: number[]; finish(): void; fail(err: Error): void }[] = [];
+  const load = (keys: number[]) =>
+    new Promise<Map<number, string>>((resolve, reject) => {
+      const n = batches.length + 1;
+      batches.push({ keys, finish: () => resolve(new Map(keys.filter((k) => k > 0).map((k) => [k, `batch ${n}`]))), fail: reject });
+    });
+  return { batches, load };
+}
+
+test('callers arriving while a batch is in flight are answered by the next batch, never by the one already running', async () => {
+  const { batches, load } = manualLoad();
+  const read = batchedRead(load);
+  const first = read(1);
+  assert.deepEqual(batches.map((b) => b.keys), [[1]], 'the first call is sent at once');
+  const late = [read(1), read(2), read(2), read(3)];
+  assert.equal(batches.length, 1, 'nothing else is sent while a batch is in flight');
+  batches[0]!.finish();
+  assert.equal(await first, 'batch 1');
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(batches[1]?.keys, [1, 2, 3], 'one statement for every waiting key, each key once');
+  batches[1]!.finish();
+  assert.deepEqual(await Promise.all(late), ['batch 2', 'batch 2', 'batch 2', 'batch 2']);
+});
+
+test('keys the load leaves out are undefined; a failed batch rejects its callers only', async () => {
+  const { batches, load } = manualLoad();
+  const read = batchedRead(load);
+  const missing = read(-1);
+  batches[0]!.finish();
+  assert.equal(await missing, undefined);
+  await new Promise((r) => setImmediate(r));
+  const failing = read(5);
+  const next = read(6);
+  batches[1]!.fail(new Error('connection lost'));
+  await assert.rejects(failing, /connection lost/);
+  await new Promise((r) => setImmediate(r));
+  batches[2]!.finish();
+  assert.equal(await next, 'batch 3');
+});
+
+test('a batch holds at most maxBatch keys; the rest go in the following one', async () => {
+  const { batches, load } = manualLoad();
+  const read = batchedRead(load, 2);
+  const calls = [read(1), read(2), read(3), read(4), read(5)];
+  batches[0]!.finish();
+  await new Promise((r) => setImmediate(r));
+  batches[1]!.finish();
+  await new Promise((r) => setImmediate(r));
+  batches[2]!.finish();
+  assert.deepEqual(batches.map((b) => b.keys), [[1], [2, 3], [4, 5]]);
+  assert.deepEqual(await Promise.all(calls), ['batch 1', 'batch 2', 'batch 2', 'batch 3', 'batch 3']);
+});
