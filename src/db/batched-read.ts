@@ -6,9 +6,15 @@
  * read costs a busy server (bench/README.md).
  *
  * `load` gets the distinct keys of one batch and returns what it found; keys it leaves out resolve
- * to undefined. A failed batch rejects every caller in it.
+ * to undefined. A failed batch rejects every caller in it. With `maxWaitMs`, a caller still
+ * unanswered after that long is rejected with `timeoutError()` (a slow database must not hold
+ * every queued request for as long as the batch ahead of them hangs); the batch itself goes on.
  */
-export function batchedRead<K, V>(load: (keys: K[]) => Promise<Map<K, V>>, maxBatch = 500): (key: K) => Promise<V | undefined> {
+export function batchedRead<K, V>(
+  load: (keys: K[]) => Promise<Map<K, V>>,
+  options: { maxBatch?: number; maxWaitMs?: number; timeoutError?: () => Error } = {},
+): (key: K) => Promise<V | undefined> {
+  const { maxBatch = 500, maxWaitMs, timeoutError = () => new Error('the read timed out') } = options;
   type Waiter = { resolve(value: V | undefined): void; reject(err: unknown): void };
   let waiting = new Map<K, Waiter[]>();
   let inFlight = false;
@@ -38,9 +44,17 @@ export function batchedRead<K, V>(load: (keys: K[]) => Promise<Map<K, V>>, maxBa
 
   return (key) =>
     new Promise<V | undefined>((resolve, reject) => {
+      let waiter: Waiter = { resolve, reject };
+      if (maxWaitMs !== undefined) {
+        const timer = setTimeout(() => reject(timeoutError()), maxWaitMs);
+        waiter = {
+          resolve: (value) => (clearTimeout(timer), resolve(value)),
+          reject: (err) => (clearTimeout(timer), reject(err)),
+        };
+      }
       const waiters = waiting.get(key);
-      if (waiters) waiters.push({ resolve, reject });
-      else waiting.set(key, [{ resolve, reject }]);
+      if (waiters) waiters.push(waiter);
+      else waiting.set(key, [waiter]);
       flush();
     });
 }

@@ -2,10 +2,13 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type LogEvent, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type LogEvent, type PostgresPool, type Transaction } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
+import { DatabaseUnavailableError } from './unavailable.js';
 import type { DB } from './schema.js';
+
+export { DatabaseUnavailableError } from './unavailable.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type QueryListener = (seconds: number, failed: boolean) => void;
@@ -21,6 +24,11 @@ export interface Database {
   onCommit(listener: () => void): () => void;
   /** Calls `listener` after every SQL statement with its duration and whether it failed (metrics). */
   onQuery(listener: QueryListener): () => void;
+  /**
+   * How long a request should wait for the database before failing with DatabaseUnavailableError
+   * (503, Retry-After): the pool's acquire timeout on PostgreSQL, busy_timeout on SQLite.
+   */
+  waitLimitMs: number;
   /** True when the database answers a trivial query (used by /readyz). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -84,6 +92,7 @@ function queryLog(queries: ReturnType<typeof listenerSet<[number, boolean]>>): (
 }
 
 export const SQLITE_SYNCHRONOUS = 'FULL';
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 /**
  * The database holds password hashes, sealed client secrets and token hashes: readable by the
@@ -112,7 +121,7 @@ export function openSqlite(file: string): SQLite.Database {
   // we acknowledge must be durable.
   sqlite.pragma(`synchronous = ${SQLITE_SYNCHRONOUS}`);
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   return sqlite;
 }
 
@@ -139,7 +148,37 @@ function withStatementCache(sqlite: SQLite.Database, maxStatements = 500): { pre
   };
 }
 
-export function createDatabase(config: DatabaseConfig): Database {
+/** PostgreSQL connection pool limits (tests make them small to exhaust the pool quickly). */
+export interface PoolOptions {
+  /** Connections per process. */
+  max?: number;
+  /**
+   * How long a request waits for a free connection (or a new one) before failing with
+   * DatabaseUnavailableError — a 503 with Retry-After, instead of queueing without bound while
+   * the database is slow or down.
+   */
+  acquireTimeoutMs?: number;
+}
+
+/**
+ * The pool Kysely gets: pg's, with connection failures (refused, timed out, pool exhausted for
+ * `acquireTimeoutMs`) turned into DatabaseUnavailableError. Errors of statements on a connection
+ * are left alone: they are the query's own outcome.
+ */
+function failingCleanly(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      try {
+        return await pool.connect();
+      } catch (err) {
+        throw new DatabaseUnavailableError(err);
+      }
+    },
+    end: () => pool.end(),
+  };
+}
+
+export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions = {}): Database {
   const commits = listenerSet<[]>();
   const queries = listenerSet<[number, boolean]>();
   if (config.dialect === 'sqlite') {
@@ -148,6 +187,7 @@ export function createDatabase(config: DatabaseConfig): Database {
     return {
       db,
       dialect: 'sqlite',
+      waitLimitMs: SQLITE_BUSY_TIMEOUT_MS,
       onCommit: commits.add,
       onQuery: queries.add,
       async ping() {
@@ -161,17 +201,20 @@ export function createDatabase(config: DatabaseConfig): Database {
       close: () => db.destroy(),
     };
   }
+  const acquireTimeoutMs = poolOptions.acquireTimeoutMs ?? 10_000;
   const pool = new (loadPg().Pool)({
     connectionString: config.url,
-    max: 10,
+    max: poolOptions.max ?? 10,
+    connectionTimeoutMillis: acquireTimeoutMs,
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool }), commits.fire), log: queryLog(queries) });
+  const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool: failingCleanly(pool) }), commits.fire), log: queryLog(queries) });
   return {
     db,
     dialect: 'postgres',
+    waitLimitMs: acquireTimeoutMs,
     onCommit: commits.add,
     onQuery: queries.add,
     async ping() {

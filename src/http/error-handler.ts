@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseUnavailableError } from '../db/unavailable.js';
 import { DomainError, InsufficientScopeError, UnauthenticatedError, ValidationError } from '../domain/errors.js';
 import { validationErrors } from './validation-messages.js';
 
@@ -35,6 +36,11 @@ function describe(error: FastifyError | DomainError, request: FastifyRequest, re
   if (error instanceof InsufficientScopeError) {
     reply.header('WWW-Authenticate', `Bearer realm="api", error="insufficient_scope", scope="${error.scope}"`);
     return { status: 403, body: { message: error.message } };
+  }
+  if (error instanceof DatabaseUnavailableError) {
+    // Logged like any 5xx; the client is told to come back rather than shown a bare 500.
+    request.log.error({ err: error }, 'database unavailable');
+    reply.header('Retry-After', String(error.retryAfter));
   }
   if (error instanceof DomainError) return { status: error.status, body: { message: error.message } };
   if (error.validation) {

@@ -46,7 +46,7 @@ test('keys the load leaves out are undefined; a failed batch rejects its callers
 
 test('a batch holds at most maxBatch keys; the rest go in the following one', async () => {
   const { batches, load } = manualLoad();
-  const read = batchedRead(load, 2);
+  const read = batchedRead(load, { maxBatch: 2 });
   const calls = [read(1), read(2), read(3), read(4), read(5)];
   batches[0]!.finish();
   await new Promise((r) => setImmediate(r));
@@ -55,4 +55,20 @@ test('a batch holds at most maxBatch keys; the rest go in the following one', as
   batches[2]!.finish();
   assert.deepEqual(batches.map((b) => b.keys), [[1], [2, 3], [4, 5]]);
   assert.deepEqual(await Promise.all(calls), ['batch 1', 'batch 2', 'batch 2', 'batch 3', 'batch 3']);
+});
+
+test('with maxWaitMs, callers stuck behind a hanging batch are rejected with the given error; the batch goes on', async () => {
+  const { batches, load } = manualLoad();
+  const read = batchedRead(load, { maxWaitMs: 20, timeoutError: () => new Error('busy') });
+  const hanging = read(1);
+  const queued = read(2);
+  await Promise.all([assert.rejects(queued, /busy/), assert.rejects(hanging, /busy/)]);
+  batches[0]!.finish();
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(batches[1]?.keys, [2], 'the queued key is still read once the batch ahead returns (nobody waits for it)');
+  batches[1]!.finish();
+  const later = read(3);
+  await new Promise((r) => setImmediate(r));
+  batches[2]!.finish();
+  assert.equal(await later, 'batch 3');
 });

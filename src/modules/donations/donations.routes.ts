@@ -26,7 +26,7 @@ function sendSerialized(reply: FastifyReply, body: string): FastifyReply {
 export const donationRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const path = `${app.ctx.config.publicUrl}/api/v1/alerts/donations`;
   const cache = new StampedCache();
-  const currentStamp = donationPageStampReader(app.ctx.db);
+  const currentStamp = donationPageStampReader(app.ctx.db, app.ctx.database.waitLimitMs);
   app.get(
     '/alerts/donations',
     {
