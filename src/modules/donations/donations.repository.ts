@@ -1,4 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
+import { dialectOf } from '../../db/dialect.js';
 import { containsText } from '../../db/like.js';
 import type { DB } from '../../db/schema.js';
 import type { DonationRow, DonationsTable } from './donations.table.js';
@@ -38,12 +39,20 @@ export async function donationPageStamps(db: Kysely<DB>, userIds: number[]): Pro
 const DONATION_COLUMNS = ['id', 'user_id', 'username', 'message_type', 'message', 'amount', 'currency', 'amount_in_user_currency', 'user_currency', 'payin_system', 'is_shown', 'created_at', 'shown_at', 'poll_option_id'] as const;
 
 /**
- * One page, newest first (INTEROP §2), with the stamp it was read at — in ONE statement, so the
- * rows, the total and the version are one snapshot on both dialects: a write committing meanwhile
- * is either in all three or in none. The total is the maintained counter, not a `count(*)`.
+ * One page, newest first (INTEROP §2), with the stamp it was read at. On PostgreSQL in ONE
+ * statement — one round trip, and the rows, the total and the version are one snapshot. On SQLite,
+ * where a statement costs no round trip and that join runs 2–3× slower than two plain reads
+ * (materialized subquery), the stamp is read first and then the rows: a write committing between
+ * them leaves the rows newer than the stamp, so the page is cached under a stamp that is already
+ * out of date and never served from the cache. The total is the maintained counter either way,
+ * never a `count(*)`.
  */
 export async function pageOfDonations(db: Kysely<DB>, userId: number, page: number, perPage: number): Promise<{ stamp: DonationPageStamp; rows: DonationRow[] } | undefined> {
   const pageRows = db.selectFrom('donations').select(DONATION_COLUMNS).where('user_id', '=', userId).orderBy('id', 'desc').limit(perPage).offset((page - 1) * perPage);
+  if (dialectOf(db) === 'sqlite') {
+    const stamp = (await donationPageStamps(db, [userId])).get(userId);
+    return stamp && { stamp, rows: await pageRows.execute() };
+  }
   const found = await db
     .selectFrom('users as u')
     .leftJoin('donation_counters as c', 'c.user_id', 'u.id')

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { batchedRead } from '../../db/batched-read.js';
+import { dialectOf } from '../../db/dialect.js';
 import { DatabaseUnavailableError } from '../../db/unavailable.js';
 import type { DB } from '../../db/schema.js';
 import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
@@ -105,9 +106,12 @@ function stampOf(stamp: repo.DonationPageStamp | undefined): string {
 /**
  * A reader of the current stamp of a streamer's donation pages: primary-key reads of the user and
  * their counter, concurrent calls answered by one statement (batched-read.ts: never by a read that
- * started before the call). A call unanswered after `waitLimitMs` fails with 503 + Retry-After.
+ * started before the call; PostgreSQL only). A call unanswered after `waitLimitMs` fails with 503 +
+ * Retry-After.
  */
 export function donationPageStampReader(db: Kysely<DB>, waitLimitMs: number): (userId: number) => Promise<string> {
+  // SQLite has no round trip to save, and waits out busy_timeout by itself.
+  if (dialectOf(db) === 'sqlite') return async (userId) => stampOf((await repo.donationPageStamps(db, [userId])).get(userId));
   const read = batchedRead((userIds: number[]) => repo.donationPageStamps(db, userIds), {
     maxWaitMs: waitLimitMs,
     timeoutError: () => new DatabaseUnavailableError(new Error(`no answer from the database within ${waitLimitMs} ms`)),
