@@ -1,11 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { batchedRead } from '../../db/batched-read.js';
+import { dialectOf } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
+import { DatabaseUnavailableError } from '../../db/unavailable.js';
 import { ForbiddenError, ValidationError } from '../../domain/errors.js';
 import { signedValues, verifySignature } from '../../domain/signature.js';
 import { appSecret, findApp } from '../apps/apps.service.js';
 import type { AppRow } from '../apps/apps.table.js';
-import { findMerchantByIdentifier } from './merchants.repository.js';
+import { findMerchantByIdentifier, merchantAuthVersion } from './merchants.repository.js';
 import type { MerchantRow } from './merchants.table.js';
 
 /** The parameters a Merchandise API request signed, captured before validation touches them. */
@@ -57,6 +60,44 @@ function secretOf(key: Buffer, app: AppRow): string {
   return secret;
 }
 
+// The calling application's row, reused while no write to `apps` or `merchants` has committed
+// since it was read (the `merchant_auth` version: triggers bump it in the writing transaction, so
+// a change made by the CLI, another process or another node is seen by the very next request).
+// The version is read before the row, so a row read after a racing write is stored under the
+// older version and never reused. One primary-key read per request instead of the app row, shared
+// by concurrent requests on PostgreSQL (batched-read.ts).
+interface AuthCache {
+  version(): Promise<number>;
+  apps: Map<number, { version: number; app: AppRow | undefined }>;
+}
+const authCaches = new WeakMap<Kysely<DB>, AuthCache>();
+const AUTH_CACHE_MAX = 1000;
+
+function authCacheOf(db: Kysely<DB>, waitLimitMs: number): AuthCache {
+  let cache = authCaches.get(db);
+  if (!cache) {
+    const read = batchedRead(async () => new Map([['v' as const, await merchantAuthVersion(db)]]), {
+      maxWaitMs: waitLimitMs,
+      timeoutError: () => new DatabaseUnavailableError(new Error(`no answer from the database within ${waitLimitMs} ms`)),
+    });
+    const version = dialectOf(db) === 'sqlite' ? () => merchantAuthVersion(db) : async () => (await read('v'))!;
+    cache = { version, apps: new Map() };
+    authCaches.set(db, cache);
+  }
+  return cache;
+}
+
+async function currentApp(db: Kysely<DB>, waitLimitMs: number, clientId: number): Promise<AppRow | undefined> {
+  const cache = authCacheOf(db, waitLimitMs);
+  const version = await cache.version();
+  const hit = cache.apps.get(clientId);
+  if (hit && hit.version === version) return hit.app;
+  const app = await findApp(db, clientId);
+  if (cache.apps.size >= AUTH_CACHE_MAX) cache.apps.clear();
+  cache.apps.set(clientId, { version, app });
+  return app;
+}
+
 /**
  * preHandler after `requireToken(undefined, { userRequired: false })`: the token's client must have
  * Merchandise API access, and the request must carry its signature (INTEROP §1: missing → 400
@@ -64,8 +105,8 @@ function secretOf(key: Buffer, app: AppRow): string {
  */
 export async function verifySignedRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
   const clientId = request.auth!.clientId;
-  const { db, secrets } = request.server.ctx;
-  const app = await findApp(db, clientId);
+  const { db, database, secrets } = request.server.ctx;
+  const app = await currentApp(db, database.waitLimitMs, clientId);
   if (!app || !app.merchandise_access) throw new ForbiddenError('This application has no Merchandise API access; ask the service operator to grant it.');
   const signed = request.signedParams ?? { values: [], signature: undefined };
   const signature = signed.signature;

@@ -27,3 +27,9 @@ export async function listMerchants(db: Db, appId?: number): Promise<MerchantRow
 export async function listAppsMerchandiseAccess(db: Db): Promise<Array<{ id: number; name: string; owner_id: number; merchandise_access: number }>> {
   return db.selectFrom('apps').select(['id', 'name', 'owner_id', 'merchandise_access']).orderBy('id').execute();
 }
+
+/** Changes with every committed write to `apps` or `merchants` (triggers, migration 0015). */
+export async function merchantAuthVersion(db: Db): Promise<number> {
+  const row = await db.selectFrom('change_versions').select('version').where('name', '=', 'merchant_auth').executeTakeFirst();
+  return Number(row?.version ?? 0);
+}
