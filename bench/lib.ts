@@ -152,7 +152,7 @@ export async function serveBenchApp<Seeded extends object>(
   seed: (app: FastifyInstance) => Promise<Seeded>,
   onStop: (app: FastifyInstance) => Promise<unknown> = async () => null,
 ): Promise<void> {
-  const bench = await benchApp(env);
+  const bench = await benchApp(env, dialectArg());
   const seeded = await seed(bench.app);
   const url = await bench.app.listen({ port: 0, host: '127.0.0.1' });
   process.send!({ url, ...seeded });

@@ -1,5 +1,5 @@
 /**
- * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections 32] [--seconds 5] [--rounds 3]` (or `--rounds=3`).
+ * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections 32] [--seconds 5] [--rounds 3] [--dialect sqlite|postgres]` (or `--rounds=3`).
  *
  * A real listening server in its own process (SQLite file in a temp dir, production durability:
  * WAL + synchronous=FULL, every sale committed before its 201) and autocannon in this process.
@@ -11,7 +11,7 @@
  * number of sales in the database must equal the number of 201s.
  */
 import { createHash } from 'node:crypto';
-import { alternateRounds, autocannon, isServerProcess, median, numberArg, printReport, serveBenchApp, startServer, type AutocannonResult } from './lib.js';
+import { alternateRounds, autocannon, dialectArg, isServerProcess, median, numberArg, printReport, serveBenchApp, startServer, type AutocannonResult } from './lib.js';
 
 interface Seed {
   url: string;
@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   const seconds = numberArg('seconds', 5);
   const rounds = numberArg('rounds', 3);
   const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const server = await startServer<Seed>(import.meta.url, { execArgv: profile });
+  const server = await startServer<Seed>(import.meta.url, { execArgv: profile, args: ['--dialect', dialectArg()] });
   const seed = server.ready;
   const bodies = signedBodies(seed, 12_000 * (seconds * rounds + 2), Date.now().toString(36));
   const baselineBody = bodies[bodies.length - 1]!;
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   const rps = (r: AutocannonResult[]) => r.map((x) => Math.round(x.requests.average));
   const saleRps = rps(sales);
   const baseRps = rps(baselines);
-  printReport('POST /api/v1/merchandise_sale, signed, new sale per request; SQLite WAL synchronous=FULL (group commit)', {
+  printReport(`POST /api/v1/merchandise_sale, signed, new sale per request; ${dialectArg() === 'postgres' ? 'PostgreSQL (one transaction per sale)' : 'SQLite WAL synchronous=FULL (group commit)'}`, {
     connections,
     seconds_per_round: seconds,
     sale_requests_per_second: saleRps,
