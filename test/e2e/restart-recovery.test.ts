@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { loadSecrets } from '../../src/config/secrets.js';
-import { createDatabase, type Database } from '../../src/db/database.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
-import { makeUser, openTestDatabase, postgresAvailable, REDIS_URL, tempDir } from '../helper.js';
+import { makeUser } from '../helper.js';
 import { freePort, startServerProcess, type ServerProcess } from '../process.js';
-import { cleanRedis, redisOrSkip, uniquePrefix } from '../realtime/helpers.js';
+import { postgresBackend, sqliteBackend, type ServerBackend } from '../server-backend.js';
 import { sleep, until } from '../wait.js';
 
 /**
@@ -19,51 +17,11 @@ import { sleep, until } from '../wait.js';
  * consecutive offsets, and its re-subscription must report `recovered: true`: the channel keeps its
  * epoch and history across the restart (in the outbox with the in-memory broker, in Redis with it).
  */
-interface Setup {
-  env: Record<string, string>;
-  dataDir: string;
-  /** The writer: this process's own connection to the server's database. */
-  database(): Database;
-  cleanup(): Promise<void>;
-}
-
-async function sqliteSetup(): Promise<Setup> {
-  const dataDir = tempDir();
-  let database: Database | null = null;
-  return {
-    env: { DATA_DIR: dataDir },
-    dataDir,
-    database: () => (database ??= createDatabase({ dialect: 'sqlite', file: path.join(dataDir, 'openalerts.sqlite') })),
-    cleanup: async () => database?.close(),
-  };
-}
-
-async function postgresSetup(redis: boolean): Promise<Setup | null> {
-  if (!(await postgresAvailable())) return null;
-  const admin = redis ? await redisOrSkip() : null;
-  if (redis && !admin) return null;
-  const t = await openTestDatabase('postgres');
-  const dataDir = tempDir();
-  const prefix = uniquePrefix('restart');
-  return {
-    env: { ...t.env, DATA_DIR: dataDir, ...(redis ? { REDIS_URL, REDIS_PREFIX: prefix } : {}) },
-    dataDir,
-    database: () => t.database,
-    cleanup: async () => {
-      await t.drop();
-      if (admin) {
-        await cleanRedis(admin, prefix);
-        admin.disconnect();
-      }
-    },
-  };
-}
-
-const cases: { name: string; signal: NodeJS.Signals; setup: () => Promise<Setup | null> }[] = [
-  { name: 'SQLite, in-memory broker, SIGTERM', signal: 'SIGTERM', setup: sqliteSetup },
-  { name: 'SQLite, in-memory broker, kill -9', signal: 'SIGKILL', setup: sqliteSetup },
-  { name: 'PostgreSQL, in-memory broker, kill -9', signal: 'SIGKILL', setup: () => postgresSetup(false) },
-  { name: 'PostgreSQL + Redis, kill -9', signal: 'SIGKILL', setup: () => postgresSetup(true) },
+const cases: { name: string; signal: NodeJS.Signals; setup: () => Promise<ServerBackend | null> }[] = [
+  { name: 'SQLite, in-memory broker, SIGTERM', signal: 'SIGTERM', setup: sqliteBackend },
+  { name: 'SQLite, in-memory broker, kill -9', signal: 'SIGKILL', setup: sqliteBackend },
+  { name: 'PostgreSQL, in-memory broker, kill -9', signal: 'SIGKILL', setup: () => postgresBackend({ redis: false, name: 'restart' }) },
+  { name: 'PostgreSQL + Redis, kill -9', signal: 'SIGKILL', setup: () => postgresBackend({ redis: true, name: 'restart' }) },
 ];
 
 for (const c of cases) {

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { loadSecrets } from '../../src/config/secrets.js';
-import { createDatabase, type Database } from '../../src/db/database.js';
 import { setMerchandiseAccess } from '../../src/modules/apps/apps.service.js';
 import { createApp } from '../../src/modules/apps/apps.service.js';
 import { upsertRate } from '../../src/modules/currencies/currencies.repository.js';
@@ -13,10 +11,10 @@ import { createMerchant } from '../../src/modules/merchants/merchants.service.js
 import { TokenStore } from '../../src/oauth/token-store.js';
 import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
 import { Rng } from '../fuzz/rng.js';
-import { IN_CI, makeUser, openTestDatabase, postgresAvailable, REDIS_URL, tempDir } from '../helper.js';
+import { IN_CI, makeUser } from '../helper.js';
 import { jsSignature, type Params } from '../merchandise/fixture.js';
 import { freePort, startServerProcess, type ServerProcess } from '../process.js';
-import { cleanRedis, redisOrSkip, uniquePrefix } from '../realtime/helpers.js';
+import { postgresBackend, sqliteBackend, type ServerBackend } from '../server-backend.js';
 import { sleep, until } from '../wait.js';
 
 /**
@@ -37,46 +35,9 @@ const WORKERS = 4;
 const MAX_OPS = 4000;
 const KILLS = 3;
 
-interface Backend {
-  env: Record<string, string>;
-  dataDir: string;
-  database(): Database;
-  cleanup(): Promise<void>;
-}
-
-async function sqliteBackend(): Promise<Backend> {
-  const dataDir = tempDir();
-  let database: Database | null = null;
-  return {
-    env: { DATA_DIR: dataDir },
-    dataDir,
-    database: () => (database ??= createDatabase({ dialect: 'sqlite', file: path.join(dataDir, 'openalerts.sqlite') })),
-    cleanup: async () => database?.close(),
-  };
-}
-
-async function postgresRedisBackend(): Promise<Backend | null> {
-  if (!(await postgresAvailable())) return null;
-  const admin = await redisOrSkip();
-  if (!admin) return null;
-  const t = await openTestDatabase('postgres');
-  const dataDir = tempDir();
-  const prefix = uniquePrefix('soak');
-  return {
-    env: { ...t.env, DATA_DIR: dataDir, REDIS_URL, REDIS_PREFIX: prefix },
-    dataDir,
-    database: () => t.database,
-    cleanup: async () => {
-      await t.drop();
-      await cleanRedis(admin, prefix);
-      admin.disconnect();
-    },
-  };
-}
-
-const backends: { name: string; setup: () => Promise<Backend | null> }[] = [
+const backends: { name: string; setup: () => Promise<ServerBackend | null> }[] = [
   { name: 'SQLite, in-memory broker', setup: sqliteBackend },
-  { name: 'PostgreSQL + Redis', setup: postgresRedisBackend },
+  { name: 'PostgreSQL + Redis', setup: () => postgresBackend({ redis: true, name: 'soak' }) },
 ];
 
 /** What the clients were told: the ids of writes answered 2xx (303 for the donor form). */
