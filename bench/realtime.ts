@@ -150,7 +150,8 @@ async function appServer(): Promise<void> {
   const port = (app.server.address() as AddressInfo).port;
   serve({
     port: () => port,
-    info: () => ({ secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id) }),
+    // Real-time tokens name a real, active account (the service checks it at connect): the streamer's.
+    info: () => ({ secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id), user: String(user.id) }),
     count: () => app.ctx.realtime.node.stats().subscriptions,
     paced: (m) =>
       paced(m.rate as number, m.seconds as number, () =>
@@ -225,7 +226,7 @@ async function clients(): Promise<void> {
         const batch = Math.min(250, (m.count as number) - done);
         const opened = await Promise.all(
           Array.from({ length: batch }, (_, i) =>
-            kind === 'raw' ? openRaw(url) : openNode(url, String(done + i), (m.secret as string) ?? SECRET, (m.channel as string) ?? CHANNEL),
+            kind === 'raw' ? openRaw(url) : openNode(url, (m.user as string) ?? String(done + i), (m.secret as string) ?? SECRET, (m.channel as string) ?? CHANNEL),
           ),
         );
         socks[kind]!.push(...opened);
