@@ -28,10 +28,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `openalerts <args>` as a user would, with the given environment. */
-export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+/** Runs a command to its end; `env` is added to a copy of this environment. */
+export function run(command: string, args: string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -39,6 +39,11 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs `openalerts <args>` as a user would, with the given environment. */
+export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return run(process.execPath, [...CLI, ...args], { cwd: ROOT, env: { LOG_LEVEL: 'warn', ...env } });
 }
 
 export interface ServerProcess {

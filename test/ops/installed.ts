@@ -5,26 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type SpawnOptions } from 'node:child_process';
-import { freePort } from '../process.js';
+import { freePort, run, type CliResult } from '../process.js';
 
-export interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end; `env` is added to a copy of this environment. */
-export function run(command: string, args: string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+export type Run = CliResult;
 
 /** `run`, failing with the command's output unless it exits 0. */
 export async function runOk(command: string, args: string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<Run> {
