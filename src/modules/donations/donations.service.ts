@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { batchedRead } from '../../db/batched-read.js';
 import { dialectOf } from '../../db/dialect.js';
 import { DatabaseUnavailableError } from '../../db/unavailable.js';
@@ -53,13 +53,22 @@ function validate(input: NewDonation): { amount: number; errors: Record<string, 
 }
 
 /**
- * Records a paid donation and queues its alert, in one transaction: the donation exists if and
- * only if its event does (DESIGN: outbox). `reason` is "default" as in the real service (INTEROP §5).
+ * Records a confirmed (paid) donation and queues its alert, in one transaction: the donation
+ * exists if and only if its event does (DESIGN: outbox). `reason` is "default" as in the real
+ * service (INTEROP §5).
+ *
+ * The one function every payment path goes through — the test provider, the CLI and dashboard
+ * sandbox, and each provider's verified notification (modules/payments) — so what happens to a
+ * confirmed donation (goals, polls, alert) is decided here once. Given a transaction, it writes in
+ * that transaction (a provider records its payment id beside the donation, so both commit or
+ * neither does); given the database, it opens its own.
  */
 export async function createDonation(db: Kysely<DB>, input: NewDonation): Promise<DonationResource> {
   const { amount, errors } = validate(input);
   if (Object.keys(errors).length) throw new ValidationError(errors);
-  return db.transaction().execute(async (tx) => {
+  const inTransaction = (work: (tx: Transaction<DB>) => Promise<DonationResource>) =>
+    db.isTransaction ? work(db as Transaction<DB>) : db.transaction().execute(work);
+  return inTransaction(async (tx) => {
     const user = await findStreamer(tx, input.userId);
     if (!user || !user.is_active) throw new NotFoundError('This streamer does not exist or no longer accepts donations.');
     const rates = await loadRates(tx);
