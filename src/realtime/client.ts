@@ -349,15 +349,18 @@ export class Client implements HubClient {
     this.reply(cmd, codec.subscribeReply(cmd.id, result));
     // INTEROP.md §5: the reply, then the JOIN push (legacy always; modern when asked with join_leave).
     if (cmd.joinLeave) this.send(codec.joinPush(channel, { user: this.user, client: this.id }));
+    // The reply covered the stream up to its top: from here on the hub sends only what is past it.
+    sub.offset = top.offset;
+    sub.epoch = top.epoch;
     const buffered = sub.buffer;
     sub.buffer = null;
-    if (buffered) this.sendBuffered(channel, buffered, top);
+    if (buffered) this.sendBuffered(sub, buffered);
   }
 
   /** Publications that reached the hub while subscribing, after those the reply covered. */
-  private sendBuffered(channel: string, pubs: Publication[], top: { offset: number; epoch: string }): void {
+  private sendBuffered(sub: Subscription, pubs: Publication[]): void {
     for (const p of pubs) {
-      if (p.offset > top.offset || p.epoch !== top.epoch) this.send(this.codec!.publicationPush(channel, p));
+      if (sub.advance(p)) this.send(this.codec!.publicationPush(sub.channel, p));
     }
   }
 

@@ -17,11 +17,33 @@ export class Subscription {
    * (centrifuge `pubSubSync` buffering).
    */
   buffer: Publication[] | null = null;
+  /**
+   * The stream position this subscriber has been sent up to (recoverable channels; set from the
+   * subscribe reply's top). Its history read and the broker's delivery of a publication race: with
+   * Redis the delivery comes on the pub/sub connection, the read on another, so a publication the
+   * reply already carried (recovered, or covered by its offset) can reach the hub after the reply.
+   * Centrifuge keeps the same per-channel position for the same reason.
+   */
+  offset = 0;
+  epoch = '';
 
   constructor(
     readonly client: HubClient,
     readonly channel: string,
   ) {}
+
+  /**
+   * Whether `pub` is past this subscriber's position (then it becomes the position). Publications
+   * without history (offset 0) always pass; one from another epoch too (the stream was lost and
+   * restarted, offsets begin again).
+   */
+  advance(pub: Publication): boolean {
+    if (pub.offset === 0) return true;
+    if (pub.epoch === this.epoch && pub.offset <= this.offset) return false;
+    this.offset = pub.offset;
+    this.epoch = pub.epoch;
+    return true;
+  }
 }
 
 interface ChannelEntry {
@@ -107,6 +129,7 @@ export class Hub {
         sub.buffer.push(pub);
         continue;
       }
+      if (!sub.advance(pub)) continue;
       const client = sub.client;
       if (client.legacy) {
         client.deliver((legacyFrame ??= Buffer.from(legacyCodec.publicationPush(channel, pub))));

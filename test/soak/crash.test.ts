@@ -66,7 +66,7 @@ for (const b of backends) {
     const backend = await b.setup();
     after(async () => backend?.cleanup());
 
-    test('three kill -9 under mixed load: no acknowledged write lost or duplicated, sales credited once, the subscriber sees every donation once', { skip: backend || IN_CI ? false : 'PostgreSQL or Redis unreachable' }, async (t) => {
+    test('three kill -9 under mixed load: no acknowledged write lost or duplicated, sales credited once, the subscriber sees every donation once', { skip: backend || IN_CI ? false : 'PostgreSQL or Redis unreachable' }, async () => {
       assert.ok(backend, 'PostgreSQL and Redis are reachable');
       const rng = new Rng(SEED);
       const port = await freePort();
@@ -242,23 +242,19 @@ for (const b of backends) {
         });
         await sleep(300); // a late duplicate would arrive now
         const seen = `got ${JSON.stringify(got)}; subscribed ${JSON.stringify(subscribed)}`;
-        // Known defect (issue 9), found by this test once in CI on PostgreSQL + Redis: after a kill -9 a
-        // recovering subscriber was sent one publication twice in a row, same id at the same offset
-        // (cause not found yet). Such an immediate repeat marks this test TODO with the repeats named;
-        // everything else is still asserted on the deliveries without the repeats.
-        const repeats = got.filter((g, i) => i > 0 && g.id === got[i - 1]!.id && g.offset === got[i - 1]!.offset);
-        if (repeats.length > 0) t.todo(`known defect: delivered twice in a row after a recovery: ${JSON.stringify(repeats)}`);
-        const delivered = got.filter((g, i) => !(i > 0 && g.id === got[i - 1]!.id && g.offset === got[i - 1]!.offset));
+        // A publication the recovering subscribe reply already carried can reach the node again
+        // afterwards (with Redis its PUBLISH message may arrive after the history read): the node
+        // skips what is at or before a subscriber's position, so nothing repeats here.
         assert.deepEqual(
-          delivered.map((g) => g.id).sort((x, y) => x - y),
+          got.map((g) => g.id).sort((x, y) => x - y),
           donations.map((d) => d.id),
           `every committed donation exactly once by id: ${seen}`,
         );
-        assert.deepEqual(delivered.map((g) => g.offset), delivered.map((_, i) => i + 1), `offsets 1, 2, 3… without gaps or other repeats: ${seen}`);
+        assert.deepEqual(got.map((g) => g.offset), got.map((_, i) => i + 1), `offsets 1, 2, 3… without gaps or repeats: ${seen}`);
         assert.ok(subscribed.length >= KILLS + 1, `re-subscribed after every kill: ${seen}`);
         assert.deepEqual(subscribed.slice(1).filter((s) => !s.recovered), [], `every re-subscription recovered: ${seen}`);
         assert.ok(acked.sales.size > 0 && acked.donations.size > 0 && acked.customAlerts.size > 0, summary);
-        console.log(`# crash soak (${b.name}): ${kills} kills; ${summary}; subscriber got ${got.length} donations (${got.length - delivered.length} repeated)`);
+        console.log(`# crash soak (${b.name}): ${kills} kills; ${summary}; subscriber got ${got.length} donations`);
       } finally {
         loading = false;
         await Promise.allSettled([...workers, killer]);
