@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { balanceOf } from '../../../modules/balances/balances.service.js';
 import { createDonation, donationTotalsSince, latestDonations } from '../../../modules/donations/donations.service.js';
 import { randomDonation } from '../../../modules/donations/donations.sandbox.js';
+import { recordMilestone } from '../../../modules/onboarding/onboarding.service.js';
 import { donationChannel } from '../../../modules/outbox/channels.js';
 import { html } from '../../html.js';
 import { pageTranslator } from '../../i18n.js';
@@ -70,7 +71,9 @@ ${notice(sent ? t.t('overview.test_sent') : undefined)}
     '/dashboard/test-alert',
     { preHandler: [requireUser, app.csrfProtection], config: { rateLimit: { max: 30, timeWindow: 60_000 } } },
     async (request, reply) => {
-      const donation = await createDonation(app.ctx.db, { userId: request.sessionUser!.id, ...randomDonation(), payinSystem: SANDBOX_PAYIN });
+      const userId = request.sessionUser!.id;
+      const donation = await createDonation(app.ctx.db, { userId, ...randomDonation(), payinSystem: SANDBOX_PAYIN });
+      await recordMilestone(app.ctx.db, userId, 'test_alert_sent');
       if (wantsJson(request)) return reply.status(201).send({ data: donation });
       return reply.redirect('/dashboard?test=sent', 303);
     },
