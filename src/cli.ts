@@ -168,7 +168,7 @@ export function buildCli(): Command {
         if (opts.currency !== undefined && !isInputCurrency(opts.currency)) {
           throw ValidationError.field('currency', `The currency must be one of ${INPUT_CURRENCIES.join(', ')}.`);
         }
-        const [{ findUserByRef }, { randomDonation }, { createDonation }] = await Promise.all([
+        const [{ findUserByRef }, { randomDonation, SANDBOX_PAYIN }, { createDonation }] = await Promise.all([
           accountsService(),
           import('./modules/donations/donations.sandbox.js'),
           import('./modules/donations/donations.service.js'),
@@ -186,7 +186,7 @@ export function buildCli(): Command {
               currency: opts.currency ?? random.currency,
               username: opts.username ?? random.username,
               message: opts.message ?? random.message,
-              payinSystem: 'Sandbox',
+              payinSystem: SANDBOX_PAYIN,
               pollOptionId: opts.pollOption ?? randomVote ?? undefined,
               pollOptionTitle: opts.pollOptionTitle,
             }),

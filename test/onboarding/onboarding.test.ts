@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createDonation, donationOf } from '../../src/modules/donations/donations.service.js';
+import { SANDBOX_PAYIN } from '../../src/modules/donations/donations.sandbox.js';
 import { onboardingChecklist, recordMilestone } from '../../src/modules/onboarding/onboarding.service.js';
 import { dialects, makeUser, openTestDatabase } from '../helper.js';
 
@@ -35,5 +37,21 @@ test('a step recorded in one database is recorded in another with the same user 
   } finally {
     await first.drop();
     await second.drop();
+  }
+});
+
+test('a real donation ticks "link shared" (dated when it arrived); sandbox donations do not', async () => {
+  const { database, drop } = await openTestDatabase();
+  try {
+    const db = database.db;
+    const anna = await makeUser(db);
+    await createDonation(db, { userId: anna.id, username: 'Test', message: '', amount: '1', currency: 'USD', payinSystem: SANDBOX_PAYIN });
+    assert.equal((await onboardingChecklist(db, anna.id)).link_shared, null);
+    const real = await createDonation(db, { userId: anna.id, username: 'Fan', message: '', amount: '2', currency: 'USD' });
+    const arrived = (await donationOf(db, anna.id, real.id))!.created_at;
+    assert.equal((await onboardingChecklist(db, anna.id)).link_shared, Number(arrived));
+    assert.equal((await onboardingChecklist(db, anna.id)).link_shared, Number(arrived), 'recorded, not recomputed');
+  } finally {
+    await drop();
   }
 });

@@ -1,6 +1,9 @@
 import { randomInt } from 'node:crypto';
 import { INPUT_CURRENCIES } from '../../domain/currency.js';
 
+/** The sandbox's payment provider title: test alerts are labelled as such everywhere they show. */
+export const SANDBOX_PAYIN = 'Sandbox';
+
 const NAMES = ['Alex', 'StreamFan42', 'Marta', 'NightOwl', 'Pixel_Pirate', 'Jonas', 'Sakura', 'Dmitry', 'Lucía', 'CaptainCheese', 'Olek', 'Ayşe', 'João'];
 const MESSAGES = [
   'Great stream, keep it up!',

@@ -9,7 +9,6 @@ import { createDonation, DONATION_LIMITS, donationOf } from '../../modules/donat
 import { testPaymentProvider, type PaymentProvider } from '../../modules/donations/payment-provider.js';
 import { listGoals } from '../../modules/goals/goals.service.js';
 import type { GoalDetails } from '../../modules/goals/goals.resource.js';
-import { recordMilestone } from '../../modules/onboarding/onboarding.service.js';
 import { getActivePoll } from '../../modules/polls/polls.service.js';
 import type { PollDetails } from '../../modules/polls/polls.resource.js';
 import { safeEqual } from '../../security/crypto.js';
@@ -222,8 +221,6 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
         }
         return render(t, request, reply, streamer, f, shown, 422);
       }
-      // Someone followed the streamer's link: the overview's "share the link" step is done.
-      await recordMilestone(db, streamer.id, 'link_shared');
       const lang = t.locale === visitorLocale(request) ? '' : `&lang=${t.locale}`;
       return reply.redirect(`/r/${streamer.code}/thanks/${donationId}?t=${thanksTag(tagKey, streamer.id, donationId)}${lang}`, 303);
     },

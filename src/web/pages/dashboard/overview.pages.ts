@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { balanceOf } from '../../../modules/balances/balances.service.js';
 import { createDonation, donationTotalsSince, latestDonations } from '../../../modules/donations/donations.service.js';
-import { randomDonation } from '../../../modules/donations/donations.sandbox.js';
+import { randomDonation, SANDBOX_PAYIN } from '../../../modules/donations/donations.sandbox.js';
 import { recordMilestone } from '../../../modules/onboarding/onboarding.service.js';
 import { donationChannel } from '../../../modules/outbox/channels.js';
 import { html } from '../../html.js';
@@ -14,8 +14,7 @@ import { REALTIME_HEAD, realtimeConfig } from './realtime.js';
 const RECENT = 10;
 const DAY_MS = 24 * 3600 * 1000;
 
-/** The sandbox's payment provider title: test alerts are labelled as such everywhere they show. */
-export const SANDBOX_PAYIN = 'Sandbox';
+export { SANDBOX_PAYIN };
 
 /**
  * GET /dashboard — balance, donation totals, the latest donations (new ones arrive live on
