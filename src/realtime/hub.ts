@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Broker, Publication } from './broker.js';
 import { legacyCodec } from './protocol/legacy.js';
 import { v2Codec } from './protocol/v2.js';
@@ -26,6 +27,8 @@ export class Subscription {
    */
   offset = 0;
   epoch = '';
+  /** Left the hub (unsubscribed, closed): fan-outs still under way skip it. */
+  removed = false;
 
   constructor(
     readonly client: HubClient,
@@ -52,19 +55,44 @@ interface ChannelEntry {
   ready: Promise<void>;
 }
 
+/** One publication on its way to the subscribers the channel had when it reached the node. */
+interface Fanout {
+  channel: string;
+  pub: Publication;
+  subs: Subscription[];
+  /** Index of the next subscriber to send to. */
+  next: number;
+  legacyFrame?: Buffer;
+  v2Frame?: Buffer;
+}
+
+/** How often (in deliveries) a slice looks at the clock. */
+const CLOCK_EVERY = 32;
+
 /**
  * Channel → subscriptions of this node. A publication is encoded at most once per protocol per
  * broadcast (DESIGN.md convention 7), lazily, only if a subscriber speaks that protocol; every
  * subscriber of a protocol gets the same Buffer.
+ *
+ * Fan-out runs in slices of at most `sliceMs`, one per turn of the event loop (setImmediate), so
+ * HTTP requests, database replies and timers get their turn between slices however many sockets a
+ * burst of publications must reach: under more deliveries than the process can make, deliveries
+ * fall behind, the rest of the server does not. Publications go out in the order they reached the
+ * node, each to all its subscribers before the next starts, so every subscriber gets them in order.
  */
 export class Hub {
   private readonly channels = new Map<string, ChannelEntry>();
   private readonly ops = new Map<string, Promise<void>>();
   private count = 0;
+  private queue: Fanout[] = [];
+  private head = 0;
+  private scheduled = false;
+  private backlog = 0;
 
   constructor(
     private readonly broker: Broker,
     private readonly onBrokerError: (err: unknown, channel: string) => void,
+    private readonly sliceMs = 5,
   ) {}
 
   /** Adds the subscription; resolves when the broker delivers the channel to this node. */
@@ -93,6 +121,7 @@ export class Hub {
   }
 
   remove(sub: Subscription): void {
+    sub.removed = true;
     const entry = this.channels.get(sub.channel);
     if (!entry || !entry.subs.delete(sub)) return;
     this.count--;
@@ -118,25 +147,65 @@ export class Hub {
     return next;
   }
 
-  /** Node-level fan-in from the broker. Synchronous: no publication interleaves with another. */
+  /**
+   * Node-level fan-in from the broker: queues the publication for the channel's current subscribers
+   * (a subscriber joining later was positioned by its own history read, which the broker ordered
+   * after this publication) and lets the slices deliver it.
+   */
   broadcast(channel: string, pub: Publication): void {
     const entry = this.channels.get(channel);
-    if (!entry) return;
-    let legacyFrame: Buffer | undefined;
-    let v2Frame: Buffer | undefined;
-    for (const sub of entry.subs) {
-      if (sub.buffer !== null) {
-        sub.buffer.push(pub);
-        continue;
+    if (!entry || entry.subs.size === 0) return;
+    this.queue.push({ channel, pub, subs: [...entry.subs], next: 0 });
+    this.backlog += entry.subs.size;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.drain);
+    }
+  }
+
+  /** Deliveries queued and not yet made (metrics, tests). */
+  get pendingDeliveries(): number {
+    return this.backlog;
+  }
+
+  private readonly drain = (): void => {
+    const deadline = performance.now() + this.sliceMs;
+    let untilClock = CLOCK_EVERY;
+    while (this.head < this.queue.length) {
+      const f = this.queue[this.head]!;
+      while (f.next < f.subs.length) {
+        this.deliver(f, f.subs[f.next++]!);
+        this.backlog--;
+        if (--untilClock === 0) {
+          untilClock = CLOCK_EVERY;
+          if (performance.now() >= deadline) {
+            setImmediate(this.drain);
+            return;
+          }
+        }
       }
-      if (!sub.advance(pub)) continue;
-      const client = sub.client;
-      if (client.legacy) {
-        client.deliver((legacyFrame ??= Buffer.from(legacyCodec.publicationPush(channel, pub))));
-      } else {
-        client.deliver((v2Frame ??= Buffer.from(v2Codec.publicationPush(channel, pub))));
+      this.head++;
+      // Under sustained overload the queue never empties: drop what was sent from time to time.
+      if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
       }
     }
+    this.queue = [];
+    this.head = 0;
+    this.scheduled = false;
+  };
+
+  private deliver(f: Fanout, sub: Subscription): void {
+    if (sub.removed) return;
+    if (sub.buffer !== null) {
+      sub.buffer.push(f.pub);
+      return;
+    }
+    if (!sub.advance(f.pub)) return;
+    const client = sub.client;
+    if (client.legacy) client.deliver((f.legacyFrame ??= Buffer.from(legacyCodec.publicationPush(f.channel, f.pub))));
+    else client.deliver((f.v2Frame ??= Buffer.from(v2Codec.publicationPush(f.channel, f.pub))));
   }
 
   get subscriptions(): number {

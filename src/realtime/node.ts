@@ -31,6 +31,11 @@ export interface RealtimeOptions {
   pingIntervalMs?: number;
   /** A ping unanswered this long closes with 3012 "no pong". Default 10000. */
   pongTimeoutMs?: number;
+  /**
+   * Longest stretch of fan-out work before the event loop gets a turn (HTTP, database replies,
+   * timers). Default 5 ms.
+   */
+  fanoutSliceMs?: number;
   /** Bytes a socket may have queued unsent before it is closed as slow (3008). Default 1 MiB. */
   maxQueueBytes?: number;
   /** Default: channels starting with "$alerts:", "$goals:", "$polls:" or "$widget:" (INTEROP.md §5). */
@@ -85,7 +90,7 @@ export class RealtimeNode {
     this.broker = opts.broker;
     this.logger = opts.logger ?? { info: noop, warn: noop, error: noop };
     const logger = this.logger;
-    this.hub = new Hub(this.broker, (err, channel) => logger.error({ err, channel }, 'realtime: broker subscription failed'));
+    this.hub = new Hub(this.broker, (err, channel) => logger.error({ err, channel }, 'realtime: broker subscription failed'), opts.fanoutSliceMs ?? 5);
     this.historyOptions = {
       historySize: opts.history?.size ?? 100,
       historyTtlMs: opts.history?.ttlMs ?? 10 * 60_000,
@@ -209,6 +214,11 @@ export class RealtimeNode {
       }
     }
     return closed;
+  }
+
+  /** Publication deliveries queued for fan-out and not yet made (tests, metrics). */
+  get pendingDeliveries(): number {
+    return this.hub.pendingDeliveries;
   }
 
   stats(): { clients: number; subscriptions: number } {

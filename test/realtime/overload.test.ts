@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
+import { closeReason, RawClient } from '../ws-client.js';
+import { until } from '../wait.js';
+import { SECRET, startServer } from './helpers.js';
+
+const CHANNEL = '$alerts:donation_5';
+
+/** A modern-protocol client connected and subscribed to CHANNEL. */
+async function subscriber(url: string): Promise<RawClient> {
+  const c = await RawClient.open(url);
+  c.send({ id: 1, connect: { token: await signConnectionToken(SECRET, '5') } });
+  await c.next();
+  c.send({ id: 2, subscribe: { channel: CHANNEL, token: await signChannelToken(SECRET, { channel: CHANNEL, sub: '5' }) } });
+  await c.next();
+  return c;
+}
+
+const offsets = (c: RawClient): number[] => c.frames.flatMap((f) => (f.push?.pub ? [f.push.pub.offset] : []));
+
+test('a client that stops reading is closed with 3008 "slow" (reconnect) once its send buffer passes the limit; a reading one gets everything', async () => {
+  const s = await startServer({ maxQueueBytes: 256 * 1024 });
+  try {
+    const reader = await subscriber(s.wsUrl);
+    const slow = await subscriber(s.wsUrl);
+    slow.ws.pause(); // reads nothing from here on: the kernel buffers fill, then the server's queue
+    const text = 'x'.repeat(16 * 1024);
+    let published = 0;
+    // Far more than the loopback buffers and the limit hold; stops as soon as the server gave up on it.
+    while (s.node.stats().clients === 2 && published < 4000) {
+      await s.node.publish(CHANNEL, { n: ++published, text });
+      if (published % 20 === 0) await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.equal(s.node.stats().clients, 1, `the slow client was closed after ${published} publications`);
+    assert.equal(s.node.stats().subscriptions, 1);
+    const closedAfter = published;
+    for (let i = 0; i < 5; i++) await s.node.publish(CHANNEL, { n: ++published, text });
+
+    // The reader was never held back: every publication, in order.
+    await until(() => offsets(reader).length === published, 10_000, 'every publication at the reader');
+    assert.deepEqual(offsets(reader), Array.from({ length: published }, (_, i) => i + 1));
+
+    // Reading again, the slow client finds what was queued before the limit, then the close frame.
+    slow.ws.resume();
+    const closed = await slow.closed;
+    assert.equal(closed.code, 3008);
+    assert.deepEqual(closeReason(closed), { reason: 'slow', reconnect: true });
+    const got = offsets(slow);
+    assert.deepEqual(got, Array.from({ length: closedAfter }, (_, i) => i + 1), 'what was queued before the close, in order; nothing after it');
+    reader.close();
+  } finally {
+    await s.close();
+  }
+});
+
+test('a burst of fan-out yields to the event loop: HTTP is answered while deliveries are still queued, and every subscriber gets every publication in order', async () => {
+  const s = await startServer();
+  try {
+    const subs: RawClient[] = [];
+    for (let i = 0; i < 200; i++) subs.push(await subscriber(s.wsUrl));
+    let pendingWhenAnswered = -1;
+    s.server.prependListener('request', (req) => {
+      if (req.url === '/probe') pendingWhenAnswered = s.node.pendingDeliveries;
+    });
+
+    // 100 publications reach the hub at once (the memory broker hands them over synchronously):
+    // 20 000 deliveries queued before the request below is even sent.
+    const burst = 100;
+    for (let n = 1; n <= burst; n++) await s.node.publish(CHANNEL, { n });
+    assert.ok(s.node.pendingDeliveries > 0);
+    const res = await fetch(`${s.httpUrl}/probe`);
+    assert.equal(res.status, 404); // the helper server's answer to an unknown path
+    assert.ok(pendingWhenAnswered > 0, `the request was handled between fan-out slices (${pendingWhenAnswered} deliveries still queued)`);
+
+    await until(() => subs.every((c) => offsets(c).length === burst), 20_000, 'every publication at every subscriber');
+    const expected = Array.from({ length: burst }, (_, i) => i + 1);
+    for (const c of subs) assert.deepEqual(offsets(c), expected);
+    assert.equal(s.node.pendingDeliveries, 0);
+    for (const c of subs) c.close();
+  } finally {
+    await s.close();
+  }
+});
