@@ -88,6 +88,8 @@ export class Hub {
   private head = 0;
   private scheduled = false;
   private backlog = 0;
+  /** When the last slice that left work behind ended, or the work was queued (performance.now()). */
+  private lastSliceEnd = 0;
 
   constructor(
     private readonly broker: Broker,
@@ -159,6 +161,7 @@ export class Hub {
     this.backlog += entry.subs.size;
     if (!this.scheduled) {
       this.scheduled = true;
+      this.lastSliceEnd = performance.now();
       setImmediate(this.drain);
     }
   }
@@ -169,7 +172,12 @@ export class Hub {
   }
 
   private readonly drain = (): void => {
-    const deadline = performance.now() + this.sliceMs;
+    // A fair share: a slice may take as long as the rest of the loop took since the last one
+    // (between sliceMs and 4 × sliceMs). Blocking work elsewhere — a commit's fsync — then cannot
+    // hold deliveries to a few publications a second, and a request waits at most about twice
+    // what it would without fan-out, plus sliceMs.
+    const start = performance.now();
+    const deadline = start + Math.min(4 * this.sliceMs, Math.max(this.sliceMs, start - this.lastSliceEnd));
     let untilClock = CLOCK_EVERY;
     while (this.head < this.queue.length) {
       const f = this.queue[this.head]!;
@@ -178,7 +186,9 @@ export class Hub {
         this.backlog--;
         if (--untilClock === 0) {
           untilClock = CLOCK_EVERY;
-          if (performance.now() >= deadline) {
+          const t = performance.now();
+          if (t >= deadline) {
+            this.lastSliceEnd = t;
             setImmediate(this.drain);
             return;
           }
