@@ -2,6 +2,7 @@ import type { AccountTables } from '../modules/accounts/accounts.table.js';
 import type { AppTables } from '../modules/apps/apps.table.js';
 import type { BalanceTables } from '../modules/balances/balances.table.js';
 import type { MerchandiseTables } from '../modules/merchandise/merchandise.table.js';
+import type { ModerationTables } from '../modules/moderation/moderation.table.js';
 import type { MerchantTables } from '../modules/merchants/merchants.table.js';
 import type { SaleTables } from '../modules/sales/sales.table.js';
 import type { CustomAlertTables } from '../modules/custom-alerts/custom-alerts.table.js';
@@ -19,4 +20,4 @@ import type { OnboardingTables } from '../modules/onboarding/onboarding.table.js
 /** The whole database, composed from each feature's own table file. */
 export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables, CustomAlertTables,
     MerchantTables, MerchandiseTables, SaleTables, BalanceTables, GoalTables, PollTables, WidgetTables, ServerNodeTables, ChangeVersionTables,
-    OnboardingTables {}
+    OnboardingTables, ModerationTables {}

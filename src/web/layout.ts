@@ -34,6 +34,7 @@ export const DASHBOARD_NAV: readonly NavLink[] = [
   { href: '/dashboard/goals', label: 'nav.goals' },
   { href: '/dashboard/polls', label: 'nav.polls' },
   { href: '/dashboard/widgets', label: 'nav.widgets' },
+  { href: '/dashboard/moderation', label: 'nav.moderation' },
   { href: '/dashboard/merchandise', label: 'nav.merchandise' },
   { href: '/dashboard/apps', label: 'nav.apps' },
   { href: '/dashboard/authorized-apps', label: 'nav.authorized_apps' },

@@ -9,6 +9,7 @@ import { appsPages } from './pages/dashboard/apps.pages.js';
 import { donationsPages } from './pages/dashboard/donations.pages.js';
 import { goalsPages } from './pages/dashboard/goals.pages.js';
 import { merchandisePages } from './pages/dashboard/merchandise.pages.js';
+import { moderationPages } from './pages/dashboard/moderation.pages.js';
 import { overviewPages } from './pages/dashboard/overview.pages.js';
 import { pollsPages } from './pages/dashboard/polls.pages.js';
 import { profilePages } from './pages/dashboard/profile.pages.js';
@@ -44,6 +45,7 @@ export async function pagesPlugin(app: FastifyInstance): Promise<void> {
   await app.register(donationsPages);
   await app.register(goalsPages);
   await app.register(pollsPages);
+  await app.register(moderationPages);
   await app.register(merchandisePages);
   await app.register(profilePages);
   await app.register(adminPages);

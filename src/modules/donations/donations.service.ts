@@ -11,7 +11,7 @@ import { findStreamer } from '../accounts/accounts.repository.js';
 import { loadRates } from '../currencies/currencies.repository.js';
 import { raiseGoalsForDonation } from '../goals/goals.service.js';
 import { castDonationVote, voteInputErrors } from '../polls/polls.service.js';
-import { enqueueEvent } from '../outbox/outbox.repository.js';
+import { moderationSettings, publishDonationAlert, shownPollOptionTitle } from '../moderation/moderation.service.js';
 import * as repo from './donations.repository.js';
 import type { DonationRow } from './donations.table.js';
 import { toDonationResource, type DonationResource } from './donations.resource.js';
@@ -54,14 +54,14 @@ function validate(input: NewDonation): { amount: number; errors: Record<string, 
 
 /**
  * Records a confirmed (paid) donation and queues its alert, in one transaction: the donation
- * exists if and only if its event does (DESIGN: outbox). `reason` is "default" as in the real
- * service (INTEROP §5).
+ * exists if and only if its alert is queued or held for the streamer's approval (DESIGN: outbox;
+ * moderation `publishDonationAlert`). `reason` is "default" as in the real service (INTEROP §5).
  *
  * The one function every payment path goes through — the test provider, the CLI and dashboard
  * sandbox, and each provider's verified notification (modules/payments) — so what happens to a
- * confirmed donation (goals, polls, alert) is decided here once. Given a transaction, it writes in
- * that transaction (a provider records its payment id beside the donation, so both commit or
- * neither does); given the database, it opens its own.
+ * confirmed donation (goals, polls, the streamer's moderation rules, alert) is decided here once.
+ * Given a transaction, it writes in that transaction (a provider records its payment id beside
+ * the donation, so both commit or neither does); given the database, it opens its own.
  */
 export async function createDonation(db: Kysely<DB>, input: NewDonation): Promise<DonationResource> {
   const { amount, errors } = validate(input);
@@ -72,9 +72,12 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
     const user = await findStreamer(tx, input.userId);
     if (!user || !user.is_active) throw new NotFoundError('This streamer does not exist or no longer accepts donations.');
     const rates = await loadRates(tx);
+    const moderation = await moderationSettings(tx, user.id);
     const at = Date.now();
-    // Goals and polls change in this same transaction: a rejected vote writes nothing at all.
-    const pollOptionId = await castDonationVote(tx, { userId: user.id, amount, currency: input.currency, at, pollOptionId: input.pollOptionId, pollOptionTitle: input.pollOptionTitle }, rates);
+    // Goals and polls change in this same transaction: a rejected vote writes nothing at all. A
+    // donor's own poll option reaches the poll widget, so it is moderated like the message.
+    const pollOptionTitle = shownPollOptionTitle(moderation, input.pollOptionTitle);
+    const pollOptionId = await castDonationVote(tx, { userId: user.id, amount, currency: input.currency, at, pollOptionId: input.pollOptionId, pollOptionTitle }, rates);
     await raiseGoalsForDonation(tx, { userId: user.id, amount, currency: input.currency, at }, rates);
     const row = await repo.insertDonation(tx, {
       user_id: user.id,
@@ -91,10 +94,10 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
       shown_at: null,
       poll_option_id: pollOptionId,
     });
-    const resource = toDonationResource(row, user.name);
-    // One event for the donation channel and the streamer's alerts widget (events.ts).
-    await enqueueEvent(tx, { type: 'donation.created', userId: user.id, payload: { ...resource, reason: 'default' } });
-    return resource;
+    // One event for the donation channel and the streamer's alerts widget (events.ts), with the
+    // text the streamer's rules allow on stream; the donation itself keeps what the donor sent.
+    await publishDonationAlert(tx, moderation, row, user.name);
+    return toDonationResource(row, user.name);
   });
 }
 

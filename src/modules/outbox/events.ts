@@ -11,6 +11,8 @@ const ROUTES = {
   'merchandise_sale.created': (userId: number) => [widgetChannel(userId)],
   /** "Send test alert" on the dashboard: the widget only; nothing was stored. */
   'widget.test_alert': (userId: number) => [widgetChannel(userId)],
+  /** "Skip current alert" on the dashboard (moderation): the open widget ends the alert it shows. */
+  'widget.skip_alert': (userId: number) => [widgetChannel(userId)],
   'goal.created': (userId: number) => [goalChannel(userId)],
   'goal.updated': (userId: number) => [goalChannel(userId)],
   'goal.finished': (userId: number) => [goalChannel(userId)],

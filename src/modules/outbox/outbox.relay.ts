@@ -164,7 +164,9 @@ export class OutboxRelay {
     batch.add(event, await this.#publisher.publish(event));
     if (this.#listeners.size > 0) {
       const now = Date.now();
-      for (const listener of this.#listeners) listener(event, row.created_at, now);
+      // A delayed event's latency counts from when it became due.
+      const due = Math.max(Number(row.created_at), Number(row.not_before ?? 0));
+      for (const listener of this.#listeners) listener(event, due, now);
     }
   }
 
@@ -232,7 +234,7 @@ export class OutboxRelay {
 
   async #lockedBatch(tx: Kysely<DB>): Promise<number> {
     if (!(await repo.tryLockDrain(tx))) return 0; // another node is draining; it takes these rows
-    const rows = await repo.pendingEvents(tx, this.#opts.batchSize);
+    const rows = await repo.pendingEvents(tx, this.#opts.batchSize, Date.now());
     if (rows.length === 0) return 0;
     const batch = new Batch();
     for (const row of rows) await this.#publish(row, batch);

@@ -9,6 +9,8 @@ export interface NewEvent {
   userId: number;
   /** The publication payload (spec resource + `reason`), encoded here once. */
   payload: unknown;
+  /** Publish no earlier than this (ms): an alert delay kept in the row, so it survives restarts. */
+  notBefore?: number;
 }
 
 /**
@@ -24,6 +26,7 @@ export async function enqueueEvent(tx: Kysely<DB>, event: NewEvent): Promise<voi
       channels: JSON.stringify(channelsOf(event.type, event.userId)),
       payload: JSON.stringify(event.payload),
       created_at: Date.now(),
+      not_before: event.notBefore ?? null,
     })
     .execute();
 }
@@ -60,12 +63,16 @@ function toOutboxRow(row: Selectable<OutboxTable>): OutboxRow {
   return { id: row.id, type: row.type, userId: row.user_id, channels: JSON.parse(row.channels), payload: JSON.parse(row.payload), publishedAt: row.published_at };
 }
 
-/** Rows not yet published and when the oldest was written (metrics: a growing age means stuck events). */
-export async function outboxBacklog(db: Kysely<DB>): Promise<{ backlog: number; oldestCreatedAt: number | null }> {
+/**
+ * Rows due and not yet published, and when the oldest was written (metrics: a growing age means
+ * stuck events). A delayed alert waiting for its time is not backlog.
+ */
+export async function outboxBacklog(db: Kysely<DB>, now = Date.now()): Promise<{ backlog: number; oldestCreatedAt: number | null }> {
   const row = await db
     .selectFrom('outbox')
     .select((eb) => [eb.fn.countAll<number>().as('backlog'), eb.fn.min('created_at').as('oldest')])
     .where('published_at', 'is', null)
+    .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
     .executeTakeFirst();
   return { backlog: Number(row?.backlog ?? 0), oldestCreatedAt: row?.oldest == null ? null : Number(row.oldest) };
 }
@@ -166,6 +173,8 @@ export interface PendingEvent {
   channels: string;
   payload: string;
   created_at: number;
+  /** Set on delayed events: when they became due. */
+  not_before: number | null;
 }
 
 /** Unpublished rows claimed by any run of node `node` (claims are `<node>/<pid>/<incarnation>`). */
@@ -181,8 +190,9 @@ export async function releaseClaims(db: Kysely<DB>, ids: number[]): Promise<void
 }
 
 /**
- * SQLite: claims the next `limit` unpublished rows for `owner` in one statement (atomic across
- * processes), taking over claims older than `staleBefore`; oldest first.
+ * SQLite: claims the next `limit` unpublished rows that are due for `owner` in one statement
+ * (atomic across processes), taking over claims older than `staleBefore`; oldest first. A delayed
+ * row is skipped until its `not_before`: later rows pass it (per-channel order yields to the delay).
  */
 export async function claimPending(db: Kysely<DB>, owner: string, now: number, staleBefore: number, limit: number): Promise<PendingEvent[]> {
   const claimed = await sql<PendingEvent>`
@@ -190,9 +200,10 @@ export async function claimPending(db: Kysely<DB>, owner: string, now: number, s
     where id in (
       select id from outbox
       where published_at is null and (claimed_by is null or claimed_at < ${staleBefore})
+        and (not_before is null or not_before <= ${now})
       order by id limit ${limit}
     )
-    returning id, type, channels, payload, created_at`.execute(db);
+    returning id, type, channels, payload, created_at, not_before`.execute(db);
   return claimed.rows.sort((a, b) => a.id - b.id);
 }
 
@@ -208,9 +219,16 @@ export async function tryLockDrain(tx: Kysely<DB>): Promise<boolean> {
   return lock.rows[0]?.locked === true;
 }
 
-/** The next `limit` unpublished rows, oldest first (PostgreSQL, under the drain lock). */
-export async function pendingEvents(tx: Kysely<DB>, limit: number): Promise<PendingEvent[]> {
-  return tx.selectFrom('outbox').select(['id', 'type', 'channels', 'payload', 'created_at']).where('published_at', 'is', null).orderBy('id').limit(limit).execute();
+/** The next `limit` unpublished rows that are due at `now`, oldest first (PostgreSQL, under the drain lock). */
+export async function pendingEvents(tx: Kysely<DB>, limit: number, now: number): Promise<PendingEvent[]> {
+  return tx
+    .selectFrom('outbox')
+    .select(['id', 'type', 'channels', 'payload', 'created_at', 'not_before'])
+    .where('published_at', 'is', null)
+    .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
+    .orderBy('id')
+    .limit(limit)
+    .execute();
 }
 
 /** Marks events published without recording offsets (a broker with its own history: Redis). */

@@ -23,6 +23,8 @@ export interface OutboxTable {
   /** JSON array of the offset each channel gave the event, in `channels` order (recorded for the
    * in-memory broker, whose history lives here; else null). */
   offsets: string | null;
+  /** Not published before this time (ms; an alert delay, migration 0018); null: at once. */
+  not_before: Generated<number | null>;
 }
 
 /** A channel's stream position, for the in-memory broker: its epoch and offsets survive restarts. */

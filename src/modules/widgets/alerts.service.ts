@@ -5,6 +5,7 @@ import { formatDateTime } from '../../domain/datetime.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { toCustomAlertResource } from '../custom-alerts/custom-alerts.resource.js';
 import { toDonationResource } from '../donations/donations.resource.js';
+import { alertableDonations } from '../moderation/moderation.service.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import { toSaleAlertResource } from '../sales/sales.resource.js';
 import { SALE_REASON } from '../sales/sales.service.js';
@@ -47,7 +48,10 @@ const UNSHOWN_LIMIT = 50;
 
 /** Alerts of the last `windowMs` not yet shown, oldest first, as the widget channel carries them. */
 export async function unshownAlerts(db: Kysely<DB>, user: { id: number; name: string }, windowMs = UNSHOWN_WINDOW_MS, now = Date.now()): Promise<WidgetAlert[]> {
-  const { donations, customs, sales } = await unshownAlertRows(db, user.id, now - windowMs, UNSHOWN_LIMIT);
+  const rows = await unshownAlertRows(db, user.id, now - windowMs, UNSHOWN_LIMIT);
+  const { customs, sales } = rows;
+  // Held, rejected and still delayed alerts stay off the widget; the others show moderated text.
+  const donations = await alertableDonations(db, user.id, rows.donations, now);
   const all: { at: number; alert: WidgetAlert }[] = [
     ...donations.map((r) => ({ at: r.created_at, alert: { ...toDonationResource(r, user.name), reason: 'default' } as WidgetAlert })),
     ...customs.map((r) => ({ at: r.created_at, alert: { ...toCustomAlertResource(r), name: 'custom', reason: 'custom' } as WidgetAlert })),

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { INPUT_CURRENCIES } from '../../../domain/currency.js';
 import { searchDonations } from '../../../modules/donations/donations.service.js';
+import { shownDonations } from '../../../modules/moderation/moderation.service.js';
 import { fieldErrors } from '../../layout.js';
 import { html } from '../../html.js';
 import { pageTranslator } from '../../i18n.js';
@@ -17,7 +18,10 @@ export async function donationsPages(app: FastifyInstance): Promise<void> {
     const { form, filter, errors } = readDonationFilter(t, request.query);
     const invalid = Object.keys(errors).length > 0;
     const current = pageNumber(request.query);
-    const { rows, total } = invalid ? { rows: [], total: 0 } : await searchDonations(app.ctx.db, user.id, filter, current, DONATIONS_PER_PAGE);
+    const found = invalid ? { rows: [], total: 0 } : await searchDonations(app.ctx.db, user.id, filter, current, DONATIONS_PER_PAGE);
+    // The dashboard may be on stream: it shows what the streamer's rules let the stream show.
+    const rows = await shownDonations(app.ctx.db, user.id, found.rows);
+    const { total } = found;
     const last = Math.max(1, Math.ceil(total / DONATIONS_PER_PAGE));
     const filtered = Object.values(form).some(Boolean);
     const query = new URLSearchParams(Object.entries(form).filter(([, v]) => v) as [string, string][]);

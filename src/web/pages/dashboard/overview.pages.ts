@@ -3,6 +3,7 @@ import { balanceOf } from '../../../modules/balances/balances.service.js';
 import { createDonation, donationTotalsSince, latestDonations } from '../../../modules/donations/donations.service.js';
 import { randomDonation, SANDBOX_PAYIN } from '../../../modules/donations/donations.sandbox.js';
 import { recordMilestone } from '../../../modules/onboarding/onboarding.service.js';
+import { shownDonations } from '../../../modules/moderation/moderation.service.js';
 import { donationChannel } from '../../../modules/outbox/channels.js';
 import { html } from '../../html.js';
 import { pageTranslator } from '../../i18n.js';
@@ -27,7 +28,8 @@ export async function overviewPages(app: FastifyInstance): Promise<void> {
     const since = Date.now() - 30 * DAY_MS;
     const [balance, recent, month] = await Promise.all([
       balanceOf(db, user.id),
-      latestDonations(db, user.id, RECENT),
+      // The moderated text (the overview may be on stream), as the live feed receives it.
+      latestDonations(db, user.id, RECENT).then((rows) => shownDonations(db, user.id, rows)),
       donationTotalsSince(db, user, since),
     ]);
     const csrf = reply.generateCsrf();
