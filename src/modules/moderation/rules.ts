@@ -136,6 +136,14 @@ export function bannedSkeleton(entry: string): string[] {
   return wordsOf(pieces(entry)).map((w) => w.skeleton);
 }
 
+/**
+ * Who a donor is by the name they typed, for the per-donor rate limit: the name's skeleton, so
+ * "Bob", "BOB" and "Воb" (Cyrillic В and о) are one donor. '' for no name (anonymous).
+ */
+export function donorNameKey(name: string): string {
+  return wordsOf(pieces(name)).map((w) => w.skeleton).join(' ');
+}
+
 /** Spans [start, end) of the text where a banned word or phrase stands as whole words. */
 export function bannedSpans(text: string, bannedWords: readonly string[]): Array<[number, number]> {
   const words = wordsOf(pieces(text));

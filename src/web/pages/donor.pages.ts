@@ -16,6 +16,7 @@ import { html, type Html } from '../html.js';
 import { isLocale } from '../../i18n/locales.js';
 import { translator, type Translator } from '../../i18n/translator.js';
 import { donorTranslator, visitorLocale } from '../i18n.js';
+import { donorModerationGate } from './donor-moderation.js';
 import { errorPage, fieldErrors, languageSwitcher, page } from '../layout.js';
 
 /**
@@ -158,6 +159,8 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
   const provider = opts.paymentProvider ?? testPaymentProvider;
   const tagKey = app.ctx.secrets.cookieSecret;
 
+  const moderationGate = donorModerationGate(app);
+
   const findStreamer = async (code: string): Promise<UserRow | null> => {
     const user = await userByCode(db, code.toLowerCase());
     return user && user.is_active ? user : null;
@@ -196,6 +199,12 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
       const f = readForm(request.body);
       const errors = formErrors(t, f);
       if (Object.keys(errors).length) return render(t, request, reply, streamer, f, errors, 422);
+      // The streamer's moderation: refuse what a rule rejects, and rate limits, before payment.
+      const gate = await moderationGate(request, t, streamer.id, { username: f.username.trim(), message: f.message, pollOptionTitle: f.poll_option === 'own' ? f.poll_option_title : undefined });
+      if (!gate.ok) {
+        if ('retryAfter' in gate) reply.header('retry-after', gate.retryAfter);
+        return render(t, request, reply, streamer, f, gate.errors, 'retryAfter' in gate ? 429 : 422);
+      }
       const vote =
         f.poll_option === 'own' ? { pollOptionTitle: f.poll_option_title } : f.poll_option ? { pollOptionId: Number(f.poll_option) } : {};
       let donationId: number;
