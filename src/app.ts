@@ -21,6 +21,8 @@ import { goalSweeper } from './modules/goals/goals.plugin.js';
 import { outboxRelayPlugin } from './modules/outbox/outbox.plugin.js';
 import { ClaimOwner, loadNodeId } from './modules/outbox/claim-owner.js';
 import { OutboxRelay } from './modules/outbox/outbox.relay.js';
+import { WebhookDispatcher } from './modules/webhooks/webhooks.dispatcher.js';
+import { webhookDispatcherPlugin } from './modules/webhooks/webhooks.plugin.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { RealtimeTokens } from './modules/realtime-tokens/realtime-tokens.service.js';
 import { TokenStore } from './oauth/token-store.js';
@@ -82,15 +84,17 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     app.addHook('onClose', async () => nodes.stop());
   }
   // Stored events reach sockets through the real-time node's publisher (outbox → broker → hub).
+  const nodeId = loadNodeId(config.dataDir);
   const relay = new OutboxRelay(database, realtime.publisher, {
     logger: app.log,
-    owner: new ClaimOwner(loadNodeId(config.dataDir)),
+    owner: new ClaimOwner(nodeId),
     recordPositions: realtime.historyInDatabase,
     // Published events stay at least as long as the channel history they make up.
     retentionMs: Math.max(3600_000, config.historyTtl * 1000),
   });
   relay.onPublished((_event, createdAt, publishedAt) => metrics.published((publishedAt - createdAt) / 1000));
-  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtimeTokens, revocations, realtime, relay, metrics, nodes };
+  const webhooks = new WebhookDispatcher(database, { config: config.webhooks, encryptionKey: secrets.encryptionKey, owner: new ClaimOwner(nodeId), logger: app.log });
+  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtimeTokens, revocations, realtime, relay, webhooks, metrics, nodes };
   app.decorate('ctx', ctx);
 
   // Shared by every surface, so registered at the root: the request id header, the JSON content type (INTEROP §1), the
@@ -121,5 +125,6 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await app.register(assetsPlugin);
   await app.register(goalSweeper);
   await app.register(outboxRelayPlugin);
+  await app.register(webhookDispatcherPlugin);
   return app;
 }

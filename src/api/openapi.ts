@@ -62,6 +62,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'Real-time', description: 'Tokens for private channels of the Centrifuge-compatible WebSocket at `/connection/websocket` (spec 6).' },
         { name: 'Merchandise API', description: `Server to server, for merchants. ${MERCHANT_SIGNATURE}` },
         { name: 'OAuth 2.0', description: 'The authorization server (RFC 6749, RFC 7009, RFC 8414).' },
+        {
+          name: 'Webhooks',
+          description:
+            'OpenAlerts extension (operations marked `x-openalerts-extension`), not part of the original API: the authorized streamer’s events POSTed to your HTTPS endpoint, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), in order per subscription, retried with backoff for 24 hours.',
+        },
       ],
     },
     transform: ({ schema, url }) => {

@@ -4,6 +4,7 @@ import { profileRoutes } from '../modules/accounts/profile.routes.js';
 import { customAlertRoutes } from '../modules/custom-alerts/custom-alerts.routes.js';
 import { donationRoutes } from '../modules/donations/donations.routes.js';
 import { merchandiseRoutes } from '../modules/merchandise/merchandise.routes.js';
+import { webhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import { centrifugeSubscribeRoutes } from '../realtime/subscribe.routes.js';
 import { declaredBodyLimit } from './body-limit.js';
 import { allowCrossOrigin } from './cors.js';
@@ -29,4 +30,5 @@ export async function apiV1Routes(app: FastifyInstance): Promise<void> {
   await app.register(customAlertRoutes);
   await app.register(merchandiseRoutes);
   await app.register(centrifugeSubscribeRoutes);
+  await app.register(webhookRoutes);
 }

@@ -40,6 +40,21 @@ export interface Config {
   trustProxy: false | number | string[];
   /** RFC 9700 §2.1.1: PKCE `plain` is refused unless an operator allows it for old clients. */
   pkceAllowPlain: boolean;
+  webhooks: WebhooksConfig;
+}
+
+/** Webhook delivery (modules/webhooks; README "Webhooks"). Times in milliseconds. */
+export interface WebhooksConfig {
+  /** WEBHOOKS_ALLOW_HTTP: loopback endpoints allowed, plain http:// to them too (development, tests). */
+  allowHttp: boolean;
+  /** One attempt's limit: connect, send, answer. */
+  timeoutMs: number;
+  /** A delivery is retried this long, then its subscription is disabled. */
+  retryWindowMs: number;
+  /** The first retry's delay; each next one doubles (with jitter), up to an hour. */
+  retryBaseMs: number;
+  /** After a secret rotation the old secret still signs (a second signature) this long. */
+  secretOverlapMs: number;
 }
 
 /** A configuration error names the variable and says what is allowed. */
@@ -178,5 +193,12 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
     pkceAllowPlain: flag(env, 'PKCE_ALLOW_PLAIN'),
     prettyLogs: env.NODE_ENV !== 'production' && Boolean(process.stdout.isTTY),
     metricsToken,
+    webhooks: {
+      allowHttp: flag(env, 'WEBHOOKS_ALLOW_HTTP'),
+      timeoutMs: integer(env, 'WEBHOOKS_TIMEOUT_MS', 10_000, 100, 60_000),
+      retryWindowMs: integer(env, 'WEBHOOKS_RETRY_WINDOW', 24 * 3600, 1, 7 * 24 * 3600) * 1000,
+      retryBaseMs: integer(env, 'WEBHOOKS_RETRY_BASE_MS', 5_000, 1, 3600_000),
+      secretOverlapMs: integer(env, 'WEBHOOKS_SECRET_OVERLAP', 24 * 3600, 0, 7 * 24 * 3600) * 1000,
+    },
   });
 }

@@ -19,12 +19,18 @@ export interface RawEnv {
   PKCE_ALLOW_PLAIN?: string;
   NODE_ENV?: string;
   METRICS_TOKEN?: string;
+  WEBHOOKS_ALLOW_HTTP?: string;
+  WEBHOOKS_TIMEOUT_MS?: string;
+  WEBHOOKS_RETRY_WINDOW?: string;
+  WEBHOOKS_RETRY_BASE_MS?: string;
+  WEBHOOKS_SECRET_OVERLAP?: string;
 }
 
 export const ENV_KEYS = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'LOG_LEVEL', 'SECRET_KEY',
   'REALTIME_TOKEN_SECRET', 'ACCESS_TOKEN_TTL', 'REFRESH_TOKEN_TTL', 'RATE_LIMIT_PER_MINUTE',
   'HISTORY_SIZE', 'HISTORY_TTL', 'TRUST_PROXY', 'PKCE_ALLOW_PLAIN', 'NODE_ENV', 'METRICS_TOKEN',
+  'WEBHOOKS_ALLOW_HTTP', 'WEBHOOKS_TIMEOUT_MS', 'WEBHOOKS_RETRY_WINDOW', 'WEBHOOKS_RETRY_BASE_MS', 'WEBHOOKS_SECRET_OVERLAP',
 ] as const satisfies readonly (keyof RawEnv)[];
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {

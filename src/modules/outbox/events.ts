@@ -19,6 +19,8 @@ const ROUTES = {
   'poll.created': (userId: number) => [pollChannel(userId)],
   'poll.updated': (userId: number) => [pollChannel(userId)],
   'poll.finished': (userId: number) => [pollChannel(userId)],
+  /** The alerts widget displayed an alert (POST /widget/api/shown): for webhooks only, no channel. */
+  'alert.shown': (_userId: number) => [],
 } satisfies Record<string, (userId: number) => string[]>;
 
 export type EventType = keyof typeof ROUTES;

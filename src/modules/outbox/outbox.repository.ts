@@ -237,7 +237,10 @@ export async function markPublished(db: Kysely<DB>, ids: number[], now: number):
   await db.updateTable('outbox').set({ published_at: now }).where('id', 'in', ids).execute();
 }
 
-/** Deletes rows published before `before` (kept until then for inspection and history). */
+/**
+ * Deletes rows published before `before` (kept until then for inspection and history) once the
+ * webhooks fan-out has read them too.
+ */
 export async function deletePublishedBefore(db: Kysely<DB>, before: number): Promise<void> {
-  await db.deleteFrom('outbox').where('published_at', '<', before).execute();
+  await db.deleteFrom('outbox').where('published_at', '<', before).where('webhooks_at', 'is not', null).execute();
 }

@@ -25,6 +25,8 @@ export interface OutboxTable {
   offsets: string | null;
   /** Not published before this time (ms; an alert delay, migration 0018); null: at once. */
   not_before: Generated<number | null>;
+  /** When the webhooks fan-out turned the event into deliveries (modules/webhooks); null: not yet. */
+  webhooks_at: number | null;
 }
 
 /** A channel's stream position, for the in-memory broker: its epoch and offsets survive restarts. */

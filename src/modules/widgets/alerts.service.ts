@@ -36,10 +36,15 @@ export async function markShown(db: Kysely<DB>, userId: number, type: unknown, i
   if (!(typeof alertId === 'number' && Number.isSafeInteger(alertId) && alertId > 0)) errors.id = ['The id must be a positive integer.'];
   if (Object.keys(errors).length) throw new ValidationError(errors);
   const now = Date.now();
-  const row = await markAlertShown(db, type as AlertType, userId, alertId as number, now);
-  if (!row) throw new NotFoundError('This alert does not exist.');
-  // A custom alert created with is_shown=1 has its creation time as shown_at.
-  return { type: type as AlertType, id: alertId as number, is_shown: 1, shown_at: formatDateTime(row.shown_at ?? now) };
+  return db.transaction().execute(async (tx) => {
+    const row = await markAlertShown(tx, type as AlertType, userId, alertId as number, now);
+    if (!row) throw new NotFoundError('This alert does not exist.');
+    // A custom alert created with is_shown=1 has its creation time as shown_at.
+    const shown = { type: type as AlertType, id: alertId as number, is_shown: 1 as const, shown_at: formatDateTime(row.shown_at ?? now) };
+    // Only the call that marked it records `alert.shown` (webhooks); repeats change nothing.
+    if (row.shown_at === now) await enqueueEvent(tx, { type: 'alert.shown', userId, payload: shown });
+    return shown;
+  });
 }
 
 /** How far back the widget catches up on alerts it has not shown (it was closed meanwhile). */

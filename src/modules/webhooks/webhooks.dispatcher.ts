@@ -1,0 +1,274 @@
+import { sql, type Insertable, type Kysely } from 'kysely';
+import type { WebhooksConfig } from '../../config/config.js';
+import type { Database } from '../../db/database.js';
+import type { DB } from '../../db/schema.js';
+import { decryptSecret } from '../../security/crypto.js';
+import { webhookHeaders } from '../../security/standard-webhooks.js';
+import type { ClaimOwner } from '../outbox/claim-owner.js';
+import { postJson, systemResolver, type Resolver, type SendResult } from './endpoint.js';
+import { ownedItem, webhookData, type OwnedItem } from './webhook-events.js';
+import * as repo from './webhooks.repository.js';
+import type { WebhookDeliveriesTable } from './webhooks.table.js';
+
+type Logger = { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
+
+export interface DispatcherOptions {
+  config: WebhooksConfig;
+  encryptionKey: Buffer;
+  owner: ClaimOwner;
+  logger?: Logger;
+  /** Idle poll: events written by other processes, and retries coming due. */
+  pollMs?: number;
+  /** Subscriptions delivered to at once by this node (each one's queue strictly in order). */
+  concurrency?: number;
+}
+
+const FAN_OUT_BATCH = 200;
+const MAX_BACKOFF_MS = 3600_000;
+
+/**
+ * Delivers webhooks from the outbox, never from a request (issue 11):
+ *
+ * 1. Fan-out. Outbox rows not yet read (`outbox.webhooks_at` null) become one delivery row per
+ *    active subscription that wants them, in the transaction that marks them read; one node at a
+ *    time (SQLite: the write lock of BEGIN IMMEDIATE; PostgreSQL: an advisory lock).
+ * 2. Delivery. A node leases a subscription whose queue head is due (a row lease in the database:
+ *    one node delivers a subscription at a time, on either dialect) and sends its queue in id order,
+ *    one request at a time: a delivery that fails holds the ones behind it, so receivers see each
+ *    subscription's events in order. 2xx delivers; 410 Gone removes the subscription; anything else
+ *    (network error, timeout, redirect, other status) retries with exponential backoff and jitter
+ *    until the retry window is over, which disables the subscription (the dashboard says so).
+ *
+ * At least once: the attempt is recorded after the response, so a crash in between sends again
+ * (with the same `webhook-id`). A restarted node releases the leases its dead process held at once;
+ * another node's leases expire after LEASE_MS.
+ */
+export class WebhookDispatcher {
+  /** DNS as the SSRF guard sees it (tests point names elsewhere). */
+  resolver: Resolver = systemResolver;
+  readonly #database: Database;
+  readonly #opts: Required<Omit<DispatcherOptions, 'logger'>> & Pick<DispatcherOptions, 'logger'>;
+  readonly #inFlight = new Map<number, Promise<void>>();
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<void> | null = null;
+  #again = false;
+  #stopped = true;
+  #unsubscribe: (() => void) | null = null;
+  #recovered = false;
+
+  constructor(database: Database, opts: DispatcherOptions) {
+    this.#database = database;
+    this.#opts = { pollMs: 250, concurrency: 16, ...opts };
+  }
+
+  get #leaseMs(): number {
+    // Longer than one attempt can take, so a live node never loses its lease mid-request.
+    return this.#opts.config.timeoutMs * 3 + 5_000;
+  }
+
+  async start(): Promise<void> {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#unsubscribe = this.#database.onCommit(() => this.kick());
+    this.#run();
+    await this.#running;
+  }
+
+  kick(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#schedule(0);
+  }
+
+  /** Stops claiming; waits for the requests under way (each ends within the timeout). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#unsubscribe?.();
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#running;
+    await Promise.all(this.#inFlight.values());
+  }
+
+  #schedule(delay: number): void {
+    if (this.#stopped) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#run(), delay);
+    this.#timer.unref();
+  }
+
+  #run(): void {
+    this.#timer = null;
+    if (this.#running || this.#stopped) return;
+    this.#again = false;
+    let failed = false;
+    this.#running = (async () => {
+      try {
+        if (!this.#recovered) {
+          await this.#releaseDeadLeases();
+          this.#recovered = true;
+        }
+        while ((await this.fanOut()) === FAN_OUT_BATCH);
+        await this.#claimAndDeliver();
+      } catch (err) {
+        failed = true;
+        this.#opts.logger?.error({ err }, 'webhooks: a dispatch round failed; will retry');
+      }
+      this.#running = null;
+      this.#schedule(failed ? this.#opts.pollMs * 10 : this.#again ? 0 : this.#opts.pollMs);
+    })();
+  }
+
+  /** Leases of this node's dead processes (kill -9) go back at once instead of after LEASE_MS. */
+  async #releaseDeadLeases(): Promise<void> {
+    const held = await repo.leasesOfNode(this.#database.db, this.#opts.owner.node);
+    const dead = held.filter((l) => this.#opts.owner.ownsDeadClaim(l.lease_owner));
+    await repo.dropLeases(this.#database.db, dead.map((l) => l.id));
+    if (dead.length > 0) this.#opts.logger?.warn({ subscriptions: dead.length }, 'webhooks: resuming the deliveries an earlier run of this node left under way');
+  }
+
+  /** One fan-out batch; returns how many outbox rows it read. Exposed for tests. */
+  async fanOut(): Promise<number> {
+    const dialect = this.#database.dialect;
+    // Plain BEGIN/COMMIT on one connection: our own commit must not wake us (or the relay) again.
+    return this.#database.db.connection().execute(async (db) => {
+      await sql.raw(dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(db);
+      try {
+        const read = dialect === 'postgres' && !(await repo.tryLockFanOut(db)) ? 0 : await this.#fanOutBatch(db);
+        await sql`commit`.execute(db);
+        return read;
+      } catch (err) {
+        await sql`rollback`.execute(db).catch(() => {});
+        throw err;
+      }
+    });
+  }
+
+  async #fanOutBatch(tx: Kysely<DB>): Promise<number> {
+    const events = await repo.eventsToFanOut(tx, FAN_OUT_BATCH);
+    if (events.length === 0) return 0;
+    const now = Date.now();
+    const userIds = [...new Set(events.map((e) => e.user_id).filter((id): id is number => id !== null))];
+    const subscriptions = await repo.activeSubscriptionsOf(tx, userIds);
+    const rows: Insertable<WebhookDeliveriesTable>[] = [];
+    if (subscriptions.length > 0) {
+      const wanted = subscriptions.map((s) => ({ ...s, events: new Set<string>(JSON.parse(s.events)) }));
+      const parsed = events.map((e) => ({ event: e, data: webhookData(e.type, JSON.parse(e.payload)) }));
+      const owned = parsed.map((p) => ownedItem(p.event.type, p.data));
+      const owners = await this.#owners(tx, owned);
+      parsed.forEach(({ event, data }, i) => {
+        const item = owned[i]!;
+        const body = JSON.stringify({ type: event.type, timestamp: new Date(Number(event.created_at)).toISOString(), data });
+        for (const sub of wanted) {
+          if (sub.user_id !== event.user_id || !sub.events.has(event.type)) continue;
+          if (item && owners.get(`${item.kind}:${item.id}`) !== sub.app_id) continue;
+          rows.push({ subscription_id: sub.id, message_id: `msg_${event.id}`, event_type: event.type, body, status: 'pending', next_attempt_at: now, window_start: now, created_at: now });
+        }
+      });
+      await repo.insertDeliveries(tx, rows);
+    }
+    await repo.markFannedOut(tx, events.map((e) => e.id), now);
+    return events.length;
+  }
+
+  /** `<kind>:<id>` → the owning application, for the custom alerts and sales among the events. */
+  async #owners(tx: Kysely<DB>, items: (OwnedItem | null)[]): Promise<Map<string, number>> {
+    const ids = (kind: OwnedItem['kind']) => [...new Set(items.filter((i): i is OwnedItem => i?.kind === kind).map((i) => i.id))];
+    const [alerts, sales] = await Promise.all([repo.customAlertSenders(tx, ids('custom_alert')), repo.saleApps(tx, ids('sale'))]);
+    const owners = new Map<string, number>();
+    for (const [id, app] of alerts) owners.set(`custom_alert:${id}`, app);
+    for (const [id, app] of sales) owners.set(`sale:${id}`, app);
+    return owners;
+  }
+
+  async #claimAndDeliver(): Promise<void> {
+    const room = this.#opts.concurrency - this.#inFlight.size;
+    if (room <= 0) return;
+    const now = Date.now();
+    const claimed = await repo.claimDueSubscriptions(this.#database.db, this.#opts.owner.id, now, now + this.#leaseMs, room);
+    for (const sub of claimed) {
+      const work = this.#deliverQueue(sub)
+        .catch((err) => this.#opts.logger?.error({ err, subscription: sub.id }, 'webhooks: delivering a queue failed; its lease expires and it resumes'))
+        .finally(() => {
+          this.#inFlight.delete(sub.id);
+          this.kick();
+        });
+      this.#inFlight.set(sub.id, work);
+    }
+  }
+
+  /** Sends a leased subscription's queue in order until it is empty, a delivery fails, or we stop. */
+  async #deliverQueue(sub: repo.ClaimedSubscription): Promise<void> {
+    const db = this.#database.db;
+    const owner = this.#opts.owner.id;
+    const secrets = this.#secretsOf(sub);
+    for (;;) {
+      const head = await repo.queueHead(db, sub.id);
+      if (!head) return repo.releaseLease(db, sub.id, owner, null);
+      if (head.next_attempt_at > Date.now() || this.#stopped) return repo.releaseLease(db, sub.id, owner, head.next_attempt_at);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const result = await postJson(sub.url, webhookHeaders(secrets, head.message_id, timestamp, head.body), head.body, {
+        timeoutMs: this.#opts.config.timeoutMs,
+        policy: { allowLoopback: this.#opts.config.allowHttp },
+        resolver: this.resolver,
+      });
+      const next = await this.#record(sub.id, head, result);
+      if (next === 'stop') return;
+      if (next !== 'continue') return repo.releaseLease(db, sub.id, owner, next);
+      if (!(await repo.renewLease(db, sub.id, owner, Date.now() + this.#leaseMs))) return;
+    }
+  }
+
+  /** Newest first: the current secret, then the previous one while its overlap lasts. */
+  #secretsOf(sub: repo.ClaimedSubscription): string[] {
+    const key = this.#opts.encryptionKey;
+    const secrets = [decryptSecret(key, sub.secret_sealed)];
+    if (sub.previous_secret_sealed && (sub.previous_secret_until ?? 0) > Date.now()) secrets.push(decryptSecret(key, sub.previous_secret_sealed));
+    return secrets;
+  }
+
+  /**
+   * Records one attempt and decides what follows: 'continue' with the next delivery, 'stop' (the
+   * subscription left `active`), or the time the head is tried again.
+   */
+  async #record(subscriptionId: number, head: repo.QueueHead, result: SendResult): Promise<'continue' | 'stop' | number> {
+    const now = Date.now();
+    const attempt = { deliveryId: head.id, at: now, statusCode: result.statusCode, error: result.error, latencyMs: result.latencyMs, excerpt: result.excerpt };
+    const code = result.statusCode;
+    return this.#database.db.transaction().execute(async (tx) => {
+      if (code !== null && code >= 200 && code < 300) {
+        await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'delivered', at: now } });
+        return 'continue';
+      }
+      if (code === 410) {
+        // The receiver says the endpoint is gone for good (as Stripe and Svix treat it): unsubscribe.
+        await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'cancelled', at: now } });
+        await repo.removeSubscription(tx, subscriptionId, 'gone', now);
+        this.#opts.logger?.info({ subscription: subscriptionId }, 'webhooks: the endpoint answered 410 Gone; subscription removed');
+        return 'stop';
+      }
+      const retryAt = now + backoffMs(head.attempts + 1, this.#opts.config.retryBaseMs);
+      if (retryAt - head.window_start > this.#opts.config.retryWindowMs) {
+        await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'failed', at: now } });
+        await repo.disableSubscription(tx, subscriptionId, 'retries_exhausted', now);
+        await repo.releaseLease(tx, subscriptionId, this.#opts.owner.id, null);
+        this.#opts.logger?.warn({ subscription: subscriptionId }, 'webhooks: retries exhausted; subscription disabled until re-enabled');
+        return 'stop';
+      }
+      await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'pending', nextAttemptAt: retryAt } });
+      return retryAt;
+    });
+  }
+}
+
+/**
+ * Delay before attempt `attempt + 1`: base · 2^(attempt−1), capped at an hour, with "equal jitter"
+ * (half fixed, half random) so receivers coming back from an outage are not hit in lockstep.
+ */
+export function backoffMs(attempt: number, baseMs: number): number {
+  const ceiling = Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.min(attempt - 1, 30));
+  return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+}

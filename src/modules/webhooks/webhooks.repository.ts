@@ -1,0 +1,270 @@
+import { sql, type Insertable, type Kysely } from 'kysely';
+import type { DB } from '../../db/schema.js';
+import type { AttemptRow, DeliveryRow, StatusReason, SubscriptionRow, WebhookDeliveriesTable } from './webhooks.table.js';
+
+// ---- Subscriptions -------------------------------------------------------------------------------
+
+export async function insertSubscription(
+  db: Kysely<DB>,
+  row: { app_id: number; user_id: number; url: string; events: string; secret_sealed: string; now: number },
+): Promise<SubscriptionRow> {
+  const { now, ...values } = row;
+  return db
+    .insertInto('webhook_subscriptions')
+    .values({ ...values, status: 'active', created_at: now, updated_at: now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function findSubscription(db: Kysely<DB>, id: number): Promise<SubscriptionRow | undefined> {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** An application's subscriptions for one streamer that still exist (not removed), oldest first. */
+export async function subscriptionsOfGrant(db: Kysely<DB>, appId: number, userId: number): Promise<SubscriptionRow[]> {
+  return db
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('app_id', '=', appId)
+    .where('user_id', '=', userId)
+    .where('status', '!=', 'removed')
+    .orderBy('id')
+    .execute();
+}
+
+export type SubscriptionWithApp = SubscriptionRow & { app_name: string; streamer_name: string };
+
+/** Every subscription made for this streamer, by any application (the dashboard), newest first. */
+export async function subscriptionsForStreamer(db: Kysely<DB>, userId: number): Promise<SubscriptionWithApp[]> {
+  return db
+    .selectFrom('webhook_subscriptions as s')
+    .innerJoin('apps', 'apps.id', 's.app_id')
+    .innerJoin('users', 'users.id', 's.user_id')
+    .selectAll('s')
+    .select(['apps.name as app_name', 'users.name as streamer_name'])
+    .where('s.user_id', '=', userId)
+    .orderBy('s.id', 'desc')
+    .execute();
+}
+
+/** Every subscription of the applications this account owns, for any streamer (the dashboard), newest first. */
+export async function subscriptionsOfOwnedApps(db: Kysely<DB>, ownerId: number): Promise<SubscriptionWithApp[]> {
+  return db
+    .selectFrom('webhook_subscriptions as s')
+    .innerJoin('apps', 'apps.id', 's.app_id')
+    .innerJoin('users', 'users.id', 's.user_id')
+    .selectAll('s')
+    .select(['apps.name as app_name', 'users.name as streamer_name'])
+    .where('apps.owner_id', '=', ownerId)
+    .orderBy('s.id', 'desc')
+    .execute();
+}
+
+/** Leaves `active` for good (deleted, or 410 Gone): its queue is cancelled, its log kept. */
+export async function removeSubscription(db: Kysely<DB>, id: number, reason: StatusReason, now: number): Promise<void> {
+  await db
+    .updateTable('webhook_subscriptions')
+    .set({ status: 'removed', status_reason: reason, status_at: now, updated_at: now, next_attempt_at: null })
+    .where('id', '=', id)
+    .execute();
+  await db.updateTable('webhook_deliveries').set({ status: 'cancelled', finished_at: now }).where('subscription_id', '=', id).where('status', '=', 'pending').execute();
+}
+
+/** The retry window ran out: stop delivering until someone re-enables it (the queue stays). */
+export async function disableSubscription(db: Kysely<DB>, id: number, reason: StatusReason, now: number): Promise<void> {
+  await db
+    .updateTable('webhook_subscriptions')
+    .set({ status: 'disabled', status_reason: reason, status_at: now, updated_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'active')
+    .execute();
+}
+
+/** Back to `active`: what is queued goes out now, each with a fresh retry window. */
+export async function reenableSubscription(db: Kysely<DB>, id: number, now: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('webhook_subscriptions')
+    .set({ status: 'active', status_reason: null, status_at: now, updated_at: now, next_attempt_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'disabled')
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) === 0) return false;
+  await db.updateTable('webhook_deliveries').set({ window_start: now, next_attempt_at: now }).where('subscription_id', '=', id).where('status', '=', 'pending').execute();
+  return true;
+}
+
+export async function rotateSecret(db: Kysely<DB>, id: number, secretSealed: string, previousSealed: string, previousUntil: number, now: number): Promise<void> {
+  await db
+    .updateTable('webhook_subscriptions')
+    .set({ secret_sealed: secretSealed, previous_secret_sealed: previousSealed, previous_secret_until: previousUntil, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+// ---- Fan-out: outbox events → deliveries ---------------------------------------------------------
+
+export interface FanOutEvent {
+  id: number;
+  type: string;
+  user_id: number | null;
+  payload: string;
+  created_at: number;
+}
+
+/** Outbox rows the fan-out has not read yet, oldest first. */
+export async function eventsToFanOut(tx: Kysely<DB>, limit: number): Promise<FanOutEvent[]> {
+  return tx.selectFrom('outbox').select(['id', 'type', 'user_id', 'payload', 'created_at']).where('webhooks_at', 'is', null).orderBy('id').limit(limit).execute();
+}
+
+export async function markFannedOut(tx: Kysely<DB>, ids: number[], now: number): Promise<void> {
+  if (ids.length > 0) await tx.updateTable('outbox').set({ webhooks_at: now }).where('id', 'in', ids).execute();
+}
+
+/** The active subscriptions of these streamers. */
+export async function activeSubscriptionsOf(tx: Kysely<DB>, userIds: number[]): Promise<Pick<SubscriptionRow, 'id' | 'app_id' | 'user_id' | 'events'>[]> {
+  if (userIds.length === 0) return [];
+  return tx.selectFrom('webhook_subscriptions').select(['id', 'app_id', 'user_id', 'events']).where('status', '=', 'active').where('user_id', 'in', userIds).orderBy('id').execute();
+}
+
+/** The application that sent each of these custom alerts. */
+export async function customAlertSenders(tx: Kysely<DB>, ids: number[]): Promise<Map<number, number>> {
+  if (ids.length === 0) return new Map();
+  const rows = await tx.selectFrom('custom_alerts').select(['id', 'client_id']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.client_id]));
+}
+
+/** The application whose merchant made each of these sales. */
+export async function saleApps(tx: Kysely<DB>, ids: number[]): Promise<Map<number, number>> {
+  if (ids.length === 0) return new Map();
+  const rows = await tx
+    .selectFrom('merchandise_sales')
+    .innerJoin('merchants', 'merchants.id', 'merchandise_sales.merchant_id')
+    .select(['merchandise_sales.id as id', 'merchants.app_id as app_id'])
+    .where('merchandise_sales.id', 'in', ids)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.app_id]));
+}
+
+export async function insertDeliveries(tx: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
+  // Chunks keep every statement under SQLite's and PostgreSQL's bound-parameter limits.
+  for (let i = 0; i < rows.length; i += 500) await tx.insertInto('webhook_deliveries').values(rows.slice(i, i + 500)).execute();
+}
+
+// PostgreSQL advisory lock naming "the webhooks fan-out" (any constant; "oawh").
+const PG_FAN_OUT_LOCK = 0x6f61_7768;
+
+/** PostgreSQL: one node fans out at a time (transaction-scoped, keyed by schema like the relay's). */
+export async function tryLockFanOut(tx: Kysely<DB>): Promise<boolean> {
+  const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_FAN_OUT_LOCK}, hashtext(current_schema())) as locked`.execute(tx);
+  return lock.rows[0]?.locked === true;
+}
+
+// ---- Delivery: leases, queue heads, attempts ------------------------------------------------------
+
+export type ClaimedSubscription = Pick<SubscriptionRow, 'id' | 'url' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_until'>;
+
+/**
+ * Leases up to `limit` active subscriptions whose queue head is due to `owner` until `leaseUntil`,
+ * in one statement (atomic on SQLite; on PostgreSQL the outer condition is re-checked on each row it
+ * locks, so two nodes never both lease one). A queue without a known next attempt but with pending
+ * deliveries (written by the fan-out) is due. An expired lease is taken over: its node died.
+ */
+export async function claimDueSubscriptions(db: Kysely<DB>, owner: string, now: number, leaseUntil: number, limit: number): Promise<ClaimedSubscription[]> {
+  const free = sql<boolean>`(lease_until is null or lease_until < ${now})`;
+  const result = await sql<ClaimedSubscription>`
+    update webhook_subscriptions set lease_owner = ${owner}, lease_until = ${leaseUntil}
+    where id in (
+      select s.id from webhook_subscriptions s
+      where s.status = 'active' and (s.lease_until is null or s.lease_until < ${now})
+        and (s.next_attempt_at <= ${now}
+          or (s.next_attempt_at is null and exists (
+            select 1 from webhook_deliveries d where d.subscription_id = s.id and d.status = 'pending')))
+      order by s.id
+      limit ${limit}
+    ) and status = 'active' and ${free}
+    returning id, url, secret_sealed, previous_secret_sealed, previous_secret_until`.execute(db);
+  return result.rows;
+}
+
+/** Extends a lease still held by `owner`; false when it was lost (expired and taken over). */
+export async function renewLease(db: Kysely<DB>, id: number, owner: string, leaseUntil: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('webhook_subscriptions')
+    .set({ lease_until: leaseUntil })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Gives the queue back, due again at `nextAttemptAt` (null: whenever something is pending). */
+export async function releaseLease(db: Kysely<DB>, id: number, owner: string, nextAttemptAt: number | null): Promise<void> {
+  await db
+    .updateTable('webhook_subscriptions')
+    .set({ lease_owner: null, lease_until: null, next_attempt_at: nextAttemptAt })
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .execute();
+}
+
+/** Leases held by any run of node `node` (owners are `<node>/<pid>/<incarnation>`). */
+export async function leasesOfNode(db: Kysely<DB>, node: string): Promise<{ id: number; lease_owner: string }[]> {
+  const rows = await db.selectFrom('webhook_subscriptions').select(['id', 'lease_owner']).where('lease_owner', 'like', `${node}/%`).execute();
+  return rows.map((r) => ({ id: r.id, lease_owner: r.lease_owner! }));
+}
+
+export async function dropLeases(db: Kysely<DB>, ids: number[]): Promise<void> {
+  if (ids.length > 0) await db.updateTable('webhook_subscriptions').set({ lease_owner: null, lease_until: null }).where('id', 'in', ids).execute();
+}
+
+/** The oldest pending delivery of a subscription: nothing behind it goes out before it. */
+export type QueueHead = DeliveryRow;
+
+export async function queueHead(db: Kysely<DB>, subscriptionId: number): Promise<QueueHead | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).where('status', '=', 'pending').orderBy('id').limit(1).executeTakeFirst();
+}
+
+export interface AttemptRecord {
+  deliveryId: number;
+  at: number;
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number;
+  excerpt: string | null;
+  /** The delivery's state after this attempt. */
+  outcome: { status: 'delivered' | 'failed' | 'cancelled'; at: number } | { status: 'pending'; nextAttemptAt: number };
+}
+
+export async function recordAttempt(tx: Kysely<DB>, a: AttemptRecord): Promise<void> {
+  await tx
+    .insertInto('webhook_attempts')
+    .values({ delivery_id: a.deliveryId, attempted_at: a.at, status_code: a.statusCode, error: a.error, latency_ms: a.latencyMs, response_excerpt: a.excerpt })
+    .execute();
+  const outcome = a.outcome.status === 'pending' ? { status: 'pending' as const, next_attempt_at: a.outcome.nextAttemptAt } : { status: a.outcome.status, finished_at: a.outcome.at };
+  await tx
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ ...outcome, attempts: eb('attempts', '+', 1), last_status_code: a.statusCode, last_error: a.error }))
+    .where('id', '=', a.deliveryId)
+    .execute();
+}
+
+// ---- The delivery log ----------------------------------------------------------------------------
+
+export async function deliveriesOf(db: Kysely<DB>, subscriptionId: number, limit: number): Promise<DeliveryRow[]> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).orderBy('id', 'desc').limit(limit).execute();
+}
+
+export async function attemptsOf(db: Kysely<DB>, deliveryIds: number[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  return db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('id').execute();
+}
+
+export async function findDelivery(db: Kysely<DB>, id: number): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Every delivery of a subscription in id order (tests, inspection). */
+export async function allDeliveriesOf(db: Kysely<DB>, subscriptionId: number): Promise<DeliveryRow[]> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).orderBy('id').execute();
+}

@@ -1,0 +1,206 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { WebhooksConfig } from '../../config/config.js';
+import type { DB } from '../../db/schema.js';
+import { formatDateTime, formatNullableDateTime } from '../../domain/datetime.js';
+import { ForbiddenError, InsufficientScopeError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { encryptSecret } from '../../security/crypto.js';
+import { generateWebhookSecret, webhookHeaders } from '../../security/standard-webhooks.js';
+import { checkEndpointUrl, postJson, type Resolver } from './endpoint.js';
+import { isWebhookEvent, REQUIREMENTS, WEBHOOK_EVENTS, type WebhookEvent } from './webhook-events.js';
+import * as repo from './webhooks.repository.js';
+import type { AttemptRow, DeliveryRow, SubscriptionRow } from './webhooks.table.js';
+
+/** What the service needs from the running app. */
+export interface WebhookDeps {
+  db: Kysely<DB>;
+  config: WebhooksConfig;
+  encryptionKey: Buffer;
+  resolver: Resolver;
+}
+
+/** Subscriptions one application may hold for one streamer (each is a queue some node works on). */
+export const MAX_SUBSCRIPTIONS_PER_GRANT = 20;
+
+/** A subscription as the API returns it (OpenAlerts extension); `secret` only when created or rotated. */
+export interface WebhookResource {
+  id: number;
+  url: string;
+  events: string[];
+  status: SubscriptionRow['status'];
+  status_reason: SubscriptionRow['status_reason'];
+  created_at: string;
+  status_changed_at: string | null;
+  secret?: string;
+}
+
+export function toWebhookResource(row: SubscriptionRow, secret?: string): WebhookResource {
+  return {
+    id: row.id,
+    url: row.url,
+    events: JSON.parse(row.events),
+    status: row.status,
+    status_reason: row.status_reason,
+    created_at: formatDateTime(row.created_at),
+    status_changed_at: formatNullableDateTime(row.status_at),
+    ...(secret === undefined ? {} : { secret }),
+  };
+}
+
+/** Who asks: the application and the streamer of a bearer token, and what the token may do. */
+export interface Caller {
+  appId: number;
+  userId: number;
+  scopes: readonly string[];
+}
+
+function validateInput(input: { url?: unknown; events?: unknown }, allowHttp: boolean): { url: string; events: WebhookEvent[] } {
+  const errors: Record<string, string[]> = {};
+  let url = '';
+  if (typeof input.url !== 'string' || input.url.trim() === '') errors.url = ['The url field is required.'];
+  else {
+    const checked = checkEndpointUrl(input.url.trim(), { allowLoopback: allowHttp });
+    if ('error' in checked) errors.url = [checked.error];
+    else url = checked.url.href;
+  }
+  const rawEvents = typeof input.events === 'string' ? [input.events] : input.events;
+  let events: WebhookEvent[] = [];
+  if (!Array.isArray(rawEvents) || rawEvents.length === 0) errors.events = ['The events field must list at least one event.'];
+  else {
+    const unknown = rawEvents.filter((e) => !isWebhookEvent(e));
+    if (unknown.length > 0) errors.events = [`Unknown event ${JSON.stringify(String(unknown[0])).slice(0, 80)}; use ${WEBHOOK_EVENTS.join(', ')}.`];
+    else events = [...new Set(rawEvents as WebhookEvent[])];
+  }
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+  return { url, events };
+}
+
+/** 403 unless the token's scopes and the application's rights cover every event asked for. */
+async function checkRights(db: Kysely<DB>, caller: Caller, events: WebhookEvent[]): Promise<void> {
+  for (const event of events) {
+    const need = REQUIREMENTS[event];
+    if ('scope' in need && !caller.scopes.includes(need.scope)) throw new InsufficientScopeError(need.scope);
+    if ('merchandiseAccess' in need) {
+      const app = await db.selectFrom('apps').select('merchandise_access').where('id', '=', caller.appId).executeTakeFirst();
+      if (!app?.merchandise_access) throw new ForbiddenError(`${event} is only for applications with Merchandise API access (their merchants' sales); ask the operator for access.`);
+    }
+  }
+}
+
+/**
+ * Proves the endpoint wants our deliveries (as Twitch EventSub's `webhook_callback_verification`):
+ * a signed `webhook.challenge` message whose random `challenge` the endpoint must send back, as
+ * the response body or as `{"challenge": "…"}`. A URL pointing at someone else's server fails it.
+ */
+async function verifyEndpoint(deps: WebhookDeps, url: string, secret: string): Promise<void> {
+  const challenge = randomBytes(24).toString('base64url');
+  const id = `msg_challenge_${randomBytes(8).toString('hex')}`;
+  const body = JSON.stringify({ type: 'webhook.challenge', timestamp: new Date().toISOString(), data: { challenge } });
+  const result = await postJson(url, webhookHeaders([secret], id, Math.floor(Date.now() / 1000), body), body, {
+    timeoutMs: deps.config.timeoutMs,
+    policy: { allowLoopback: deps.config.allowHttp },
+    resolver: deps.resolver,
+    wholeBody: true,
+  });
+  const fail = (why: string) => ValidationError.field('url', `The endpoint did not pass the challenge: ${why}. Answer a webhook.challenge message with 200 and its data.challenge as the body.`);
+  if (result.statusCode === null) throw fail(result.error ?? 'no response');
+  if (result.statusCode < 200 || result.statusCode >= 300) throw fail(`it answered ${result.statusCode}`);
+  if (echoed(result.excerpt ?? '') !== challenge) throw fail('the body was not the challenge');
+}
+
+function echoed(body: string): string {
+  const text = body.trim();
+  try {
+    const parsed = JSON.parse(text);
+    if (parsed && typeof parsed === 'object' && typeof parsed.challenge === 'string') return parsed.challenge;
+    if (typeof parsed === 'string') return parsed;
+  } catch {
+    // Not JSON: the raw body is the answer.
+  }
+  return text;
+}
+
+export async function createSubscription(deps: WebhookDeps, caller: Caller, input: { url?: unknown; events?: unknown }): Promise<WebhookResource> {
+  const { url, events } = validateInput(input, deps.config.allowHttp);
+  await checkRights(deps.db, caller, events);
+  const existing = await repo.subscriptionsOfGrant(deps.db, caller.appId, caller.userId);
+  if (existing.length >= MAX_SUBSCRIPTIONS_PER_GRANT) throw ValidationError.field('url', `An application may hold ${MAX_SUBSCRIPTIONS_PER_GRANT} subscriptions per streamer; delete one first.`);
+  const secret = generateWebhookSecret();
+  await verifyEndpoint(deps, url, secret);
+  const row = await repo.insertSubscription(deps.db, {
+    app_id: caller.appId,
+    user_id: caller.userId,
+    url,
+    events: JSON.stringify(events),
+    secret_sealed: encryptSecret(deps.encryptionKey, secret),
+    now: Date.now(),
+  });
+  return toWebhookResource(row, secret);
+}
+
+/** The caller's own subscription, or 404 (another app's or streamer's looks the same as none). */
+async function ownSubscription(db: Kysely<DB>, caller: Caller, id: unknown): Promise<SubscriptionRow> {
+  const subId = typeof id === 'string' && /^\d{1,15}$/.test(id) ? Number(id) : id;
+  const row = typeof subId === 'number' && Number.isSafeInteger(subId) ? await repo.findSubscription(db, subId) : undefined;
+  if (!row || row.app_id !== caller.appId || row.user_id !== caller.userId || row.status === 'removed') throw new NotFoundError('This webhook subscription does not exist.');
+  return row;
+}
+
+export async function listSubscriptions(db: Kysely<DB>, caller: Caller): Promise<WebhookResource[]> {
+  return (await repo.subscriptionsOfGrant(db, caller.appId, caller.userId)).map((row) => toWebhookResource(row));
+}
+
+export async function getSubscription(db: Kysely<DB>, caller: Caller, id: unknown): Promise<WebhookResource> {
+  return toWebhookResource(await ownSubscription(db, caller, id));
+}
+
+export async function deleteSubscription(db: Kysely<DB>, caller: Caller, id: unknown): Promise<WebhookResource> {
+  const row = await ownSubscription(db, caller, id);
+  const now = Date.now();
+  await db.transaction().execute((tx) => repo.removeSubscription(tx, row.id, 'deleted_by_app', now));
+  return toWebhookResource({ ...row, status: 'removed', status_reason: 'deleted_by_app', status_at: now });
+}
+
+/**
+ * A new secret, shown once; the old one keeps signing (a second `v1,` signature) for the overlap,
+ * so a receiver can switch whenever it likes within it.
+ */
+export async function rotateSubscriptionSecret(deps: WebhookDeps, caller: Caller, id: unknown): Promise<WebhookResource> {
+  const row = await ownSubscription(deps.db, caller, id);
+  const secret = generateWebhookSecret();
+  const now = Date.now();
+  await repo.rotateSecret(deps.db, row.id, encryptSecret(deps.encryptionKey, secret), row.secret_sealed, now + deps.config.secretOverlapMs, now);
+  return toWebhookResource(row, secret);
+}
+
+// ---- The delivery log (dashboard) ----------------------------------------------------------------
+
+export interface DeliveryView {
+  delivery: DeliveryRow;
+  attempts: AttemptRow[];
+}
+
+export async function deliveryLog(db: Kysely<DB>, subscriptionId: number, limit = 20): Promise<DeliveryView[]> {
+  const deliveries = await repo.deliveriesOf(db, subscriptionId, limit);
+  const attempts = await repo.attemptsOf(db, deliveries.map((d) => d.id));
+  return deliveries.map((delivery) => ({ delivery, attempts: attempts.filter((a) => a.delivery_id === delivery.id) }));
+}
+
+/**
+ * Sends a logged message again: a new delivery at the end of the subscription's queue with the same
+ * body and `webhook-id` (receivers that de-duplicate by id see a repeat, which it is).
+ */
+export async function redeliver(db: Kysely<DB>, subscriptionId: number, deliveryId: number): Promise<void> {
+  const delivery = await repo.findDelivery(db, deliveryId);
+  const sub = await repo.findSubscription(db, subscriptionId);
+  if (!delivery || !sub || delivery.subscription_id !== sub.id) throw new NotFoundError('This delivery does not exist.');
+  if (sub.status === 'removed') throw ValidationError.field('delivery', 'This subscription was removed; nothing can be delivered to it any more.');
+  const now = Date.now();
+  await db.transaction().execute((tx) =>
+    repo.insertDeliveries(tx, [{ subscription_id: sub.id, message_id: delivery.message_id, event_type: delivery.event_type, body: delivery.body, status: 'pending', next_attempt_at: now, window_start: now, created_at: now }]),
+  );
+}
+
+export async function reenable(db: Kysely<DB>, subscriptionId: number): Promise<void> {
+  await db.transaction().execute((tx) => repo.reenableSubscription(tx, subscriptionId, Date.now()));
+}
