@@ -93,13 +93,17 @@ class RefusedAddressError extends Error {
   readonly code = 'EWEBHOOKADDRESS';
 }
 
-/** A `lookup` for http.request that resolves with `resolver` and hands over only allowed addresses. */
-function guardedLookup(resolver: Resolver, policy: EndpointPolicy): LookupFunction {
+/**
+ * A `lookup` for http.request that resolves with `resolver` and hands over only allowed addresses;
+ * plain http (`loopbackOnly`) only ever reaches loopback addresses.
+ */
+function guardedLookup(resolver: Resolver, policy: EndpointPolicy, loopbackOnly: boolean): LookupFunction {
+  const check = (address: string) => refusedAddress(address, policy) ?? (loopbackOnly && !isLoopback(address) ? `${address}, not a loopback address (plain http is for loopback only)` : null);
   return (hostname, options, callback) => {
     resolver(hostname).then(
       (found) => {
         // Any forbidden answer refuses the whole name: a name with one private address is suspect.
-        const refused = found.map((a) => refusedAddress(a.address, policy)).find((r) => r !== null);
+        const refused = found.map((a) => check(a.address)).find((r) => r !== null);
         if (found.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
         if (refused) return callback(new RefusedAddressError(`refused: ${hostname} resolves to ${refused}`), '', 0);
         const wanted = options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found;
@@ -164,7 +168,7 @@ export async function postJson(rawUrl: string, headers: Record<string, string>, 
         method: 'POST',
         // A fresh connection per attempt: a pooled socket would skip the address check.
         agent: false,
-        lookup: isIP(host) ? undefined : guardedLookup(opts.resolver, opts.policy),
+        lookup: isIP(host) ? undefined : guardedLookup(opts.resolver, opts.policy, url.protocol === 'http:'),
         headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'OpenAlerts-Webhooks/1' },
       },
       (response) => {
