@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { WebhooksConfig } from '../../config/config.js';
-import type { Database } from '../../db/database.js';
+import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import { decryptSecret } from '../../security/crypto.js';
 import { webhookHeaders } from '../../security/standard-webhooks.js';
@@ -24,6 +24,7 @@ export interface DispatcherOptions {
 }
 
 const FAN_OUT_BATCH = 200;
+const QUEUE_PAGE = 50;
 const MAX_BACKOFF_MS = 3600_000;
 
 /**
@@ -132,17 +133,32 @@ export class WebhookDispatcher {
 
   /** One fan-out batch; returns how many outbox rows it read. Exposed for tests. */
   async fanOut(): Promise<number> {
-    const dialect = this.#database.dialect;
-    // Plain BEGIN/COMMIT on one connection: our own commit must not wake us (or the relay) again.
+    return this.#bookkeeping(async (db) => (this.#database.dialect === 'postgres' && !(await repo.tryLockFanOut(db)) ? 0 : this.#fanOutBatch(db)));
+  }
+
+  /**
+   * One transaction of the dispatcher's own, begun and committed as plain statements on a held
+   * connection: only transactions run through Kysely signal commits, and ours must wake neither
+   * the relay nor this dispatcher. On SQLite it skips the fsync, as the relay's bookkeeping does: a
+   * power cut can lose only a fan-out (redone, its outbox marks are in the same transaction) or an
+   * attempt's record (the message is sent again — at least once, as promised).
+   */
+  async #bookkeeping<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+    const sqlite = this.#database.dialect === 'sqlite';
     return this.#database.db.connection().execute(async (db) => {
-      await sql.raw(dialect === 'sqlite' ? 'begin immediate' : 'begin').execute(db);
+      if (sqlite) await sql`pragma synchronous = NORMAL`.execute(db);
       try {
-        const read = dialect === 'postgres' && !(await repo.tryLockFanOut(db)) ? 0 : await this.#fanOutBatch(db);
-        await sql`commit`.execute(db);
-        return read;
-      } catch (err) {
-        await sql`rollback`.execute(db).catch(() => {});
-        throw err;
+        await sql.raw(sqlite ? 'begin immediate' : 'begin').execute(db);
+        try {
+          const result = await fn(db);
+          await sql`commit`.execute(db);
+          return result;
+        } catch (err) {
+          await sql`rollback`.execute(db).catch(() => {});
+          throw err;
+        }
+      } finally {
+        if (sqlite) await sql.raw(`pragma synchronous = ${SQLITE_SYNCHRONOUS}`).execute(db);
       }
     });
   }
@@ -188,7 +204,7 @@ export class WebhookDispatcher {
     const room = this.#opts.concurrency - this.#inFlight.size;
     if (room <= 0) return;
     const now = Date.now();
-    const claimed = await repo.claimDueSubscriptions(this.#database.db, this.#opts.owner.id, now, now + this.#leaseMs, room);
+    const claimed = await this.#bookkeeping((db) => repo.claimDueSubscriptions(db, this.#opts.owner.id, now, now + this.#leaseMs, room));
     for (const sub of claimed) {
       const work = this.#deliverQueue(sub)
         .catch((err) => this.#opts.logger?.error({ err, subscription: sub.id }, 'webhooks: delivering a queue failed; its lease expires and it resumes'))
@@ -206,19 +222,19 @@ export class WebhookDispatcher {
     const owner = this.#opts.owner.id;
     const secrets = this.#secretsOf(sub);
     for (;;) {
-      const head = await repo.queueHead(db, sub.id);
-      if (!head) return repo.releaseLease(db, sub.id, owner, null);
-      if (head.next_attempt_at > Date.now() || this.#stopped) return repo.releaseLease(db, sub.id, owner, head.next_attempt_at);
-      const timestamp = Math.floor(Date.now() / 1000);
-      const result = await postJson(sub.url, webhookHeaders(secrets, head.message_id, timestamp, head.body), head.body, {
-        timeoutMs: this.#opts.config.timeoutMs,
-        policy: { allowLoopback: this.#opts.config.allowHttp },
-        resolver: this.resolver,
-      });
-      const next = await this.#record(sub.id, head, result);
-      if (next === 'stop') return;
-      if (next !== 'continue') return repo.releaseLease(db, sub.id, owner, next);
-      if (!(await repo.renewLease(db, sub.id, owner, Date.now() + this.#leaseMs))) return;
+      // A page of the queue at a time; each is re-checked by the lease renewal after its attempt.
+      const queue = await repo.queueHeads(db, sub.id, QUEUE_PAGE);
+      if (queue.length === 0) return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, null));
+      for (const head of queue) {
+        if (head.next_attempt_at > Date.now() || this.#stopped) return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, head.next_attempt_at));
+        const timestamp = Math.floor(Date.now() / 1000);
+        const result = await postJson(sub.url, webhookHeaders(secrets, head.message_id, timestamp, head.body), head.body, {
+          timeoutMs: this.#opts.config.timeoutMs,
+          policy: { allowLoopback: this.#opts.config.allowHttp },
+          resolver: this.resolver,
+        });
+        if (!(await this.#record(sub.id, head, result))) return;
+      }
     }
   }
 
@@ -231,35 +247,39 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Records one attempt and decides what follows: 'continue' with the next delivery, 'stop' (the
-   * subscription left `active`), or the time the head is tried again.
+   * Records one attempt, with what follows in the same transaction: on success the lease is renewed
+   * (true: go on with the next delivery); otherwise the lease is given back with the time of the
+   * retry, or the subscription leaves `active` (410 Gone, retry window over). False: stop here.
    */
-  async #record(subscriptionId: number, head: repo.QueueHead, result: SendResult): Promise<'continue' | 'stop' | number> {
+  async #record(subscriptionId: number, head: repo.QueueHead, result: SendResult): Promise<boolean> {
     const now = Date.now();
+    const owner = this.#opts.owner.id;
     const attempt = { deliveryId: head.id, at: now, statusCode: result.statusCode, error: result.error, latencyMs: result.latencyMs, excerpt: result.excerpt };
     const code = result.statusCode;
-    return this.#database.db.transaction().execute(async (tx) => {
+    return this.#bookkeeping(async (tx) => {
       if (code !== null && code >= 200 && code < 300) {
         await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'delivered', at: now } });
-        return 'continue';
+        // Lost (expired and taken over, or the subscription was removed meanwhile): stop.
+        return repo.renewLease(tx, subscriptionId, owner, now + this.#leaseMs);
       }
       if (code === 410) {
         // The receiver says the endpoint is gone for good (as Stripe and Svix treat it): unsubscribe.
         await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'cancelled', at: now } });
         await repo.removeSubscription(tx, subscriptionId, 'gone', now);
         this.#opts.logger?.info({ subscription: subscriptionId }, 'webhooks: the endpoint answered 410 Gone; subscription removed');
-        return 'stop';
+        return false;
       }
       const retryAt = now + backoffMs(head.attempts + 1, this.#opts.config.retryBaseMs);
       if (retryAt - head.window_start > this.#opts.config.retryWindowMs) {
         await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'failed', at: now } });
         await repo.disableSubscription(tx, subscriptionId, 'retries_exhausted', now);
-        await repo.releaseLease(tx, subscriptionId, this.#opts.owner.id, null);
+        await repo.releaseLease(tx, subscriptionId, owner, null);
         this.#opts.logger?.warn({ subscription: subscriptionId }, 'webhooks: retries exhausted; subscription disabled until re-enabled');
-        return 'stop';
+        return false;
       }
       await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'pending', nextAttemptAt: retryAt } });
-      return retryAt;
+      await repo.releaseLease(tx, subscriptionId, owner, retryAt);
+      return false;
     });
   }
 }

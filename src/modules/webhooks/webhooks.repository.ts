@@ -218,11 +218,11 @@ export async function dropLeases(db: Kysely<DB>, ids: number[]): Promise<void> {
   if (ids.length > 0) await db.updateTable('webhook_subscriptions').set({ lease_owner: null, lease_until: null }).where('id', 'in', ids).execute();
 }
 
-/** The oldest pending delivery of a subscription: nothing behind it goes out before it. */
 export type QueueHead = DeliveryRow;
 
-export async function queueHead(db: Kysely<DB>, subscriptionId: number): Promise<QueueHead | undefined> {
-  return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).where('status', '=', 'pending').orderBy('id').limit(1).executeTakeFirst();
+/** The oldest `limit` pending deliveries of a subscription, in order: nothing goes out before the first. */
+export async function queueHeads(db: Kysely<DB>, subscriptionId: number, limit: number): Promise<QueueHead[]> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).where('status', '=', 'pending').orderBy('id').limit(limit).execute();
 }
 
 export interface AttemptRecord {

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { createDonation } from '../../src/modules/donations/donations.service.js';
+import { ALL_SCOPES } from '../../src/oauth/scopes.js';
+import { dialects, issueToken, makeApp, makeUser, openTestDatabase, testConfig, type TestApp } from '../helper.js';
+import { until } from '../wait.js';
+import { Receiver } from './receiver.js';
+import { WEBHOOK_TEST_ENV } from './fixture.js';
+
+const BURST = Number(process.env.BURST ?? 1000);
+// Nodes sharing a database share SECRET_KEY (README): each must unseal the signing secrets.
+const SHARED_SECRET_KEY = 'burst-test-secret-key-0123456789abcdef';
+
+/**
+ * Figures for a 1,000-event burst with two nodes sharing one database: every event reaches each of
+ * two subscriptions exactly once (the receivers never fail, so nothing is retried) and in order,
+ * whichever node delivered it — the lease keeps one node on a subscription at a time.
+ */
+for (const dialect of await dialects()) {
+  describe(`a ${BURST}-event burst, two nodes (${dialect})`, () => {
+    const closers: (() => Promise<void>)[] = [];
+    after(async () => {
+      for (const close of closers.reverse()) await close();
+    });
+
+    test('all delivered once, in order per subscription', async () => {
+      const testDb = await openTestDatabase(dialect);
+      closers.push(() => testDb.drop());
+      const nodes: FastifyInstance[] = [];
+      for (let i = 0; i < 2; i++) {
+        const app = await buildApp(testConfig({ ...WEBHOOK_TEST_ENV, WEBHOOKS_TIMEOUT_MS: '10000', SECRET_KEY: SHARED_SECRET_KEY, ...(process.env.BURST_DEBUG ? { LOG_LEVEL: 'warn' } : {}) }), { logger: Boolean(process.env.BURST_DEBUG), database: testDb.database });
+        await app.ready();
+        nodes.push(app);
+        closers.push(() => app.close());
+      }
+      const db = testDb.database.db;
+      const user = await makeUser(db);
+      const node0 = { app: nodes[0]!, database: testDb.database } as unknown as TestApp;
+      const { app: client } = await makeApp(node0, user.id);
+      const token = await issueToken(node0, { userId: user.id, clientId: client.client_id, scopes: [...ALL_SCOPES] });
+      const receivers = [await Receiver.start(), await Receiver.start()];
+      closers.push(async () => {
+        for (const r of receivers) await r.close();
+      });
+      for (const [i, r] of receivers.entries()) {
+        const response = await nodes[i]!.inject({ method: 'POST', url: '/api/v1/webhooks', headers: { authorization: `Bearer ${token}` }, payload: { url: r.url, events: ['donation.created'] } });
+        assert.equal(response.statusCode, 201, response.body);
+      }
+      const ids: number[] = [];
+      for (let i = 0; i < BURST; i++) ids.push((await createDonation(db, { userId: user.id, amount: 1 + (i % 50), currency: 'USD', username: `d${i}` })).id);
+      const progress = setInterval(() => process.env.BURST_DEBUG && process.stderr.write(`${receivers.map((r) => r.received.length)}\n`), 1000);
+      for (const r of receivers) await until(() => r.received.length >= BURST, 120_000, `${BURST} deliveries`);
+      clearInterval(progress);
+      for (const r of receivers) {
+        const got = r.received.map((x) => x.json.data.id as number);
+        assert.equal(got.length, BURST, 'no duplicates');
+        assert.deepEqual(got, ids, 'in order');
+        assert.equal(new Set(r.ids()).size, BURST);
+      }
+    });
+  });
+}
