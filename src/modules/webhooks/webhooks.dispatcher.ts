@@ -164,9 +164,9 @@ export class WebhookDispatcher {
   }
 
   async #fanOutBatch(tx: Kysely<DB>): Promise<number> {
-    const events = await repo.eventsToFanOut(tx, FAN_OUT_BATCH);
-    if (events.length === 0) return 0;
     const now = Date.now();
+    const events = await repo.eventsToFanOut(tx, FAN_OUT_BATCH, now);
+    if (events.length === 0) return 0;
     const userIds = [...new Set(events.map((e) => e.user_id).filter((id): id is number => id !== null))];
     const subscriptions = await repo.activeSubscriptionsOf(tx, userIds);
     const rows: Insertable<WebhookDeliveriesTable>[] = [];

@@ -111,9 +111,20 @@ export interface FanOutEvent {
   created_at: number;
 }
 
-/** Outbox rows the fan-out has not read yet, oldest first. */
-export async function eventsToFanOut(tx: Kysely<DB>, limit: number): Promise<FanOutEvent[]> {
-  return tx.selectFrom('outbox').select(['id', 'type', 'user_id', 'payload', 'created_at']).where('webhooks_at', 'is', null).orderBy('id').limit(limit).execute();
+/**
+ * Outbox rows the fan-out has not read yet and that are due, oldest first. A row delayed by the
+ * streamer's alert delay (`not_before`, moderation) waits, and later rows pass it, as on the
+ * real-time channels: integrations learn of a donation when the stream does.
+ */
+export async function eventsToFanOut(tx: Kysely<DB>, limit: number, now: number): Promise<FanOutEvent[]> {
+  return tx
+    .selectFrom('outbox')
+    .select(['id', 'type', 'user_id', 'payload', 'created_at'])
+    .where('webhooks_at', 'is', null)
+    .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
+    .orderBy('id')
+    .limit(limit)
+    .execute();
 }
 
 export async function markFannedOut(tx: Kysely<DB>, ids: number[], now: number): Promise<void> {
