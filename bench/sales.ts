@@ -1,5 +1,5 @@
 /**
- * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections 32] [--seconds 5] [--rounds 3] [--dialect sqlite|postgres]` (or `--rounds=3`).
+ * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections 32] [--seconds 5] [--rounds 3] [--dialect sqlite|postgres|both]` (or `--rounds=3`).
  *
  * A real listening server in its own process (SQLite file in a temp dir, production durability:
  * WAL + synchronous=FULL, every sale committed before its 201) and autocannon in this process.
@@ -8,9 +8,12 @@
  * merchant/merchandise/user look-ups, revenue, the sale row, two ledger rows and the outbox event.
  * Rounds alternate with a baseline — a bare POST route on the same server, same form body, no
  * work — so the ratio says what the sale costs over Fastify itself on this machine. At the end the
- * number of sales in the database must equal the number of 201s.
+ * number of sales in the database must equal the number of 201s. `--dialect both` serves SQLite and
+ * PostgreSQL from two server processes and alternates baseline, SQLite and PostgreSQL rounds (in
+ * rotating order), so the PostgreSQL ÷ SQLite ratio of each round is taken on the same machine state.
  */
 import { createHash } from 'node:crypto';
+import os from 'node:os';
 import { alternateRounds, autocannon, dialectArg, isServerProcess, median, numberArg, printReport, serveBenchApp, startServer, type AutocannonResult } from './lib.js';
 
 interface Seed {
@@ -79,48 +82,88 @@ function signedBodies(seed: Seed, count: number, runId: string): string[] {
   return bodies;
 }
 
+/** `--dialect sqlite|postgres|both` (either form); `both` runs a server of each and alternates them. */
+function dialectsArg(): ('sqlite' | 'postgres')[] {
+  const args = process.argv.slice(2);
+  const both = args.some((a, i) => a === '--dialect=both' || (a === '--dialect' && args[i + 1] === 'both'));
+  return both ? ['sqlite', 'postgres'] : [dialectArg()];
+}
+
 async function main(): Promise<void> {
   const connections = numberArg('connections', 32);
   const seconds = numberArg('seconds', 5);
   const rounds = numberArg('rounds', 3);
+  const dialects = dialectsArg();
   const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
-  const server = await startServer<Seed>(import.meta.url, { execArgv: profile, args: ['--dialect', dialectArg()] });
-  const seed = server.ready;
-  const bodies = signedBodies(seed, 12_000 * (seconds * rounds + 2), Date.now().toString(36));
-  const baselineBody = bodies[bodies.length - 1]!;
-  let next = 0;
-  const headers = { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${seed.token}` };
-  const run = (target: 'sale' | 'baseline', duration: number) =>
+  const loadBefore = os.loadavg()[0]!;
+  const servers = await Promise.all(
+    dialects.map(async (dialect) => {
+      const server = await startServer<Seed>(import.meta.url, { execArgv: profile, args: ['--dialect', dialect] });
+      const bodies = signedBodies(server.ready, 12_000 * (seconds * rounds + 2), `${dialect}-${Date.now().toString(36)}`);
+      return { dialect, server, bodies, next: 0, results: [] as AutocannonResult[], warmUp: undefined as AutocannonResult | undefined };
+    }),
+  );
+  const baselineSeed = servers[0]!.server.ready;
+  const baselineBody = servers[0]!.bodies[servers[0]!.bodies.length - 1]!;
+  const sale = (side: (typeof servers)[number], duration: number) =>
     autocannon({
-      url: `${seed.url}${target === 'sale' ? '/api/v1/merchandise_sale' : '/bench/baseline'}`,
+      url: `${side.server.ready.url}/api/v1/merchandise_sale`,
       connections,
       duration,
-      requests: [{ method: 'POST', headers, setupRequest: (req: Record<string, unknown>) => ({ ...req, body: target === 'sale' ? (bodies[next++] ?? 'exhausted') : baselineBody }) }],
+      requests: [
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${side.server.ready.token}` },
+          setupRequest: (req: Record<string, unknown>) => ({ ...req, body: side.bodies[side.next++] ?? 'exhausted' }),
+        },
+      ],
+    });
+  const baseline = (duration: number) =>
+    autocannon({
+      url: `${baselineSeed.url}/bench/baseline`,
+      connections,
+      duration,
+      requests: [{ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${baselineSeed.token}` }, body: baselineBody }],
     });
 
-  const warmUp = await run('sale', 2); // JIT, page cache; its sales count in the final check
-  await run('baseline', 1);
-  const { baseline: baselines, sale: sales } = await alternateRounds(rounds, ['baseline', 'sale'] as const, (target) => run(target, seconds));
-  const stored = (await server.stop()) as number;
-  const created201 = [warmUp, ...sales].reduce((n, r) => n + (r.statusCodeStats['201']?.count ?? 0), 0);
+  for (const side of servers) side.warmUp = await sale(side, 2); // JIT, page cache; its sales count in the final check
+  await baseline(1);
+  const sides = ['baseline', ...dialects] as const;
+  const results = await alternateRounds(rounds, sides, (side) => (side === 'baseline' ? baseline(seconds) : sale(servers.find((s) => s.dialect === side)!, seconds)), { rotate: true });
+  const loadAfter = os.loadavg()[0]!;
   const rps = (r: AutocannonResult[]) => r.map((x) => Math.round(x.requests.average));
-  const saleRps = rps(sales);
-  const baseRps = rps(baselines);
-  printReport(`POST /api/v1/merchandise_sale, signed, new sale per request; ${dialectArg() === 'postgres' ? 'PostgreSQL (one transaction per sale)' : 'SQLite WAL synchronous=FULL (group commit)'}`, {
+  const baseRps = rps(results.baseline);
+  const perDialect: Record<string, unknown> = {};
+  for (const side of servers) {
+    const sales = results[side.dialect];
+    const stored = (await side.server.stop()) as number;
+    const created201 = [side.warmUp!, ...sales].reduce((n, r) => n + (r.statusCodeStats['201']?.count ?? 0), 0);
+    const saleRps = rps(sales);
+    perDialect[side.dialect] = {
+      durability: side.dialect === 'postgres' ? 'PostgreSQL, synchronous_commit as configured (default on), group commit' : 'SQLite WAL synchronous=FULL, group commit',
+      sale_requests_per_second: saleRps,
+      sale_median: median(saleRps),
+      ratio_sale_to_baseline: Number((median(saleRps) / median(baseRps)).toFixed(3)),
+      sale_latency_ms: sales.map((r) => ({ p50: r.latency.p50, p99: r.latency.p99 })),
+      sale_non_2xx: sales.reduce((n, r) => n + r.non2xx, 0),
+      sale_errors: sales.reduce((n, r) => n + r.errors, 0),
+      sale_201_responses_including_warm_up: created201,
+      sales_in_database: stored,
+      // Requests still in flight when a round ends commit without their 201 being counted: at most `connections` per round.
+      every_201_durable: stored >= created201,
+    };
+  }
+  const pgOverSqlite =
+    dialects.length === 2 ? { postgres_over_sqlite_per_round: results.postgres.map((r, i) => Number((r.requests.average / results.sqlite[i]!.requests.average).toFixed(2))) } : {};
+  printReport('POST /api/v1/merchandise_sale, signed, new sale per request', {
     connections,
     seconds_per_round: seconds,
-    sale_requests_per_second: saleRps,
+    rounds,
+    load_average_1min_start_end: [Number(loadBefore.toFixed(1)), Number(loadAfter.toFixed(1))],
     baseline_requests_per_second: baseRps,
-    sale_median: median(saleRps),
     baseline_median: median(baseRps),
-    ratio_sale_to_baseline: Number((median(saleRps) / median(baseRps)).toFixed(3)),
-    sale_latency_ms: sales.map((r) => ({ p50: r.latency.p50, p99: r.latency.p99 })),
-    sale_non_2xx: sales.reduce((n, r) => n + r.non2xx, 0),
-    sale_errors: sales.reduce((n, r) => n + r.errors, 0),
-    sale_201_responses_including_warm_up: created201,
-    sales_in_database: stored,
-    // Requests still in flight when a round ends commit without their 201 being counted: at most `connections` per round.
-    every_201_durable: stored >= created201,
+    ...pgOverSqlite,
+    ...perDialect,
   });
 }
 
