@@ -73,6 +73,17 @@ function signallingDialect<D extends SqliteDialect | PostgresDialect>(dialect: D
   return dialect;
 }
 
+const autocommitSignals = new WeakMap<Kysely<DB>, () => void>();
+
+/**
+ * Tells `onCommit` listeners that a statement run outside any transaction has committed a write:
+ * on PostgreSQL a single statement commits by itself, and a write that needs no more than one
+ * statement saves the BEGIN and COMMIT round trips (sales.service.ts). Transactions signal on their own.
+ */
+export function signalCommit(db: Kysely<DB>): void {
+  autocommitSignals.get(db)?.();
+}
+
 function listenerSet<A extends unknown[]>() {
   const listeners = new Set<(...args: A) => void>();
   return {
@@ -184,6 +195,7 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
     const db = new Kysely<DB>({ dialect: signallingDialect(new SqliteDialect({ database: withStatementCache(sqlite) }), commits.fire, 'begin immediate'), log: queryLog(queries) });
+    autocommitSignals.set(db, commits.fire);
     return {
       db,
       dialect: 'sqlite',
@@ -211,6 +223,7 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool: failingCleanly(pool) }), commits.fire), log: queryLog(queries) });
+  autocommitSignals.set(db, commits.fire);
   return {
     db,
     dialect: 'postgres',

@@ -180,10 +180,10 @@ export interface SaleWrite {
 
 /**
  * PostgreSQL: writes a batch of sales, their ledger rows and their outbox events in ONE statement
- * (data-modifying CTEs; values as arrays), so a batch costs one round trip whatever its size. The
- * ledger and the outbox belong to other modules; they are written here because the point is one
- * statement for the three, in the caller's transaction (a sale exists if and only if its credits and
- * its event do).
+ * (data-modifying CTEs; values as arrays), so a batch costs one round trip whatever its size, and,
+ * run outside a transaction, commits by itself: a sale exists if and only if its credits and its
+ * event do. The ledger and the outbox belong to other modules; they are written here because the
+ * point is one statement for the three.
  *
  * A sale whose (merchant, external_id) already exists — a concurrent retry committed it first — is
  * skipped (`on conflict do nothing`, after waiting for that writer's transaction), gets no credits
@@ -191,7 +191,7 @@ export interface SaleWrite {
  * (merchant_id, external_id) order, so two batches inserting the same keys take their locks in one
  * order and never deadlock.
  */
-export async function insertSalesWithCredits(tx: Kysely<DB>, writes: readonly SaleWrite[]): Promise<(SaleRow | null)[]> {
+export async function insertSalesWithCredits(db: Kysely<DB>, writes: readonly SaleWrite[]): Promise<(SaleRow | null)[]> {
   const col = <T>(pick: (w: SaleWrite) => T) => writes.map(pick);
   const credit = (i: 0 | 1) => sql`${col((w) => w.credits[i].account)}::text[], ${col((w) => w.credits[i].user_id)}::bigint[],
     ${col((w) => w.credits[i].amount)}::bigint[], ${col((w) => w.credits[i].currency)}::text[], ${col((w) => w.credits[i].rate)}::float8[],
@@ -238,7 +238,7 @@ export async function insertSalesWithCredits(tx: Kysely<DB>, writes: readonly Sa
       select event_type, event_user_id, event_channels, '{"id":' || sale_id || event_payload_after_id, created_at
       from written order by sale_id
     )
-    select sale.*, input.ord from sale join input using (merchant_id, external_id)`.execute(tx);
+    select sale.*, input.ord from sale join input using (merchant_id, external_id)`.execute(db);
   const written: (SaleRow | null)[] = new Array(writes.length).fill(null);
   for (const { ord, ...row } of result.rows) written[Number(ord) - 1] = row as SaleRow;
   return written;
