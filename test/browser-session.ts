@@ -32,4 +32,11 @@ export class BrowserSession {
     if (withCsrf && !('_csrf' in fields) && this.lastCsrf) body.set('_csrf', this.lastCsrf);
     return this.request({ method: 'POST', url, payload: body.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' } });
   }
+
+  /** What a browser does with a redirect: GET its Location (the answer itself when it is none). */
+  async follow(response: LightMyRequestResponse): Promise<LightMyRequestResponse> {
+    const location = response.headers.location;
+    if (response.statusCode < 300 || response.statusCode >= 400 || typeof location !== 'string') return response;
+    return this.get(location);
+  }
 }

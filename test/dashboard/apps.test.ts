@@ -11,8 +11,11 @@ after(() => t.close());
 
 async function created(browser: Awaited<ReturnType<typeof streamer>>['browser'], name = 'My bot') {
   await browser.get('/dashboard/apps');
-  const res = await browser.postForm('/dashboard/apps', { name, redirect_uris: 'https://bot.example/cb' });
-  assert.equal(res.statusCode, 201, res.body);
+  const posted = await browser.postForm('/dashboard/apps', { name, redirect_uris: 'https://bot.example/cb' });
+  assert.equal(posted.statusCode, 303, posted.body);
+  assert.equal(posted.headers.location, '/dashboard/apps');
+  const res = await browser.follow(posted);
+  assertHtml(res);
   const clientId = Number(/client_id <code>(\d+)<\/code>/.exec(res.body)![1]);
   const secret = /id="client-secret">([^<]+)</.exec(res.body)![1]!;
   return { clientId, secret, body: res.body };
@@ -25,7 +28,9 @@ test('applications: edit the name and redirect URIs; errors stay beside the edit
   assert.match(page.body, new RegExp(`action="/dashboard/apps/${clientId}/edit"`));
   assert.match(page.body, /<textarea name="redirect_uris" rows="3" required>https:\/\/bot.example\/cb<\/textarea>/);
 
-  const ok = await browser.postForm(`/dashboard/apps/${clientId}/edit`, { name: 'Renamed <i>bot</i>', redirect_uris: 'https://bot.example/cb\r\nhttps://bot.example/other' });
+  const saved = await browser.postForm(`/dashboard/apps/${clientId}/edit`, { name: 'Renamed <i>bot</i>', redirect_uris: 'https://bot.example/cb\r\nhttps://bot.example/other' });
+  assert.equal(saved.statusCode, 303);
+  const ok = await browser.follow(saved);
   assertHtml(ok);
   assert.match(ok.body, /Application saved/);
   assert.match(ok.body, /Renamed &lt;i&gt;bot&lt;\/i&gt;/);
@@ -60,10 +65,39 @@ test("another streamer can neither see, edit, rotate nor delete someone else's a
   assert.equal(row.name, 'Owned app');
 });
 
+test('creating an application answers 303; the secret shows once, and reloading creates nothing', async () => {
+  const { user, browser } = await streamer(t);
+  const { secret, body } = await created(browser, 'Reloaded bot');
+  assert.match(body, /Application Reloaded bot created\./);
+  const reload = await browser.get('/dashboard/apps');
+  assertHtml(reload);
+  assert.equal(reload.body.includes(secret), false, 'the secret is not shown again');
+  assert.doesNotMatch(reload.body, /id="client-secret"/);
+  const apps = await t.database.db.selectFrom('apps').select('id').where('owner_id', '=', user.id).execute();
+  assert.equal(apps.length, 1);
+});
+
+test('a flash is for the session it was set in, and only once', async () => {
+  const { browser } = await streamer(t);
+  await browser.get('/dashboard/apps');
+  const posted = await browser.postForm('/dashboard/apps', { name: 'Flash bot', redirect_uris: 'https://bot.example/cb' });
+  const flash = [...browser.cookies].find(([name]) => name.endsWith('oa_flash'));
+  assert.ok(flash, 'the redirect sets the flash cookie');
+  assert.match(String(posted.headers['set-cookie']), /HttpOnly/i);
+  const other = await streamer(t);
+  other.browser.cookies.set(flash[0], flash[1]);
+  const stolen = await other.browser.get('/dashboard/apps');
+  assert.doesNotMatch(stolen.body, /id="client-secret"/, 'another session cannot read it');
+  browser.cookies.set(flash[0], `${flash[1]}x`);
+  assertHtml(await browser.get('/dashboard/apps'), 200);
+});
+
 test('rotating shows the new secret once; deleting an app stops its tokens at once', async () => {
   const { user, browser } = await streamer(t);
   const { clientId, secret } = await created(browser);
-  const rotated = await browser.postForm(`/dashboard/apps/${clientId}/rotate`, {});
+  const rotation = await browser.postForm(`/dashboard/apps/${clientId}/rotate`, {});
+  assert.equal(rotation.statusCode, 303);
+  const rotated = await browser.follow(rotation);
   const next = /id="client-secret">([^<]+)</.exec(rotated.body)![1]!;
   assert.notEqual(next, secret);
   assert.equal((await browser.get('/dashboard/apps')).body.includes(next), false);

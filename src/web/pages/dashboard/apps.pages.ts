@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError, ValidationError } from '../../../domain/errors.js';
 import { createApp, deleteApp, listOwnApps, rotateSecret, updateRedirectUris, type AppView } from '../../../modules/apps/apps.service.js';
+import { setFlash, takeFlash } from '../../flash.js';
 import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import type { Translator } from '../../../i18n/translator.js';
@@ -81,9 +82,11 @@ ${apps.length ? apps.map((a) => appCard(t, a, csrf, flash)) : html`<p class="emp
 /**
  * The streamer's own OAuth applications: create (the secret is shown once), edit the name and
  * redirect URIs, rotate the secret (shown once), delete (every token of the app stops at once).
+ * Each accepted form answers 303 to the list (flash.ts carries the notice and the secret);
+ * a refused one is shown again as typed (422), having changed nothing.
  */
 export async function appsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/apps', { preHandler: requireUser }, (request, reply) => render(app, request, reply));
+  app.get('/dashboard/apps', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
   app.post('/dashboard/apps', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const name = field(request.body, 'name');
@@ -94,7 +97,9 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
         name,
         redirectUris: uris.split(/\r?\n/),
       });
-      return render(app, request, reply, { notice: pageTranslator(request).t('apps.notice.created', { name: created.name }), secret: { clientId: created.client_id, value: clientSecret } }, 201);
+      // Shown once on the page the redirect lands on; reloading that page creates nothing.
+      setFlash(request, reply, { notice: pageTranslator(request).t('apps.notice.created', { name: created.name }), secret: { clientId: created.client_id, value: clientSecret } });
+      return reply.redirect('/dashboard/apps', 303);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { errors: err.errors, form: { name, redirect_uris: uris } }, 422);
@@ -107,7 +112,8 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
     const uris = field(request.body, 'redirect_uris');
     try {
       await updateRedirectUris(app.ctx.db, request.sessionUser!.id, clientId, name, uris.split(/\r?\n/));
-      return render(app, request, reply, { notice: pageTranslator(request).t('apps.notice.saved') });
+      setFlash(request, reply, { notice: pageTranslator(request).t('apps.notice.saved') });
+      return reply.redirect('/dashboard/apps', 303);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { errors: err.errors, edit: { clientId, name, redirect_uris: uris } }, 422);
@@ -117,7 +123,8 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { id: string } }>('/dashboard/apps/:id/rotate', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const clientId = idParam(request.params.id);
     const secret = await rotateSecret(app.ctx.db, app.ctx.secrets.encryptionKey, request.sessionUser!.id, clientId);
-    return render(app, request, reply, { secret: { clientId, value: secret } });
+    setFlash(request, reply, { secret: { clientId, value: secret } });
+    return reply.redirect('/dashboard/apps', 303);
   });
 
   app.post<{ Params: { id: string } }>('/dashboard/apps/:id/delete', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
