@@ -76,3 +76,9 @@ export function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash {
   if (sealed.s !== binding(request) || !(sealed.e > Date.now()) || typeof sealed.f !== 'object' || sealed.f === null) return {};
   return sealed.f;
 }
+
+/** Accepted: sets the flash and answers 303 to the page that shows it (`location`, a GET page). */
+export function redirectWithFlash(request: FastifyRequest, reply: FastifyReply, location: string, flash: Flash): FastifyReply {
+  setFlash(request, reply, flash);
+  return reply.redirect(location, 303);
+}

@@ -4,7 +4,7 @@ import { authenticate } from '../../src/modules/accounts/accounts.service.js';
 import { loadRates } from '../../src/modules/currencies/currencies.repository.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { buildTestApp, issueToken, makeApp, type TestApp } from '../helper.js';
-import { assertHtml, browserFor, PASSWORD, streamer } from './helpers.js';
+import { assertHtml, browserFor, PASSWORD, streamer, followAccepted } from './helpers.js';
 
 let t: TestApp;
 let admin: Awaited<ReturnType<typeof streamer>>;
@@ -55,8 +55,7 @@ test('deactivation: the streamer is logged out, cannot log in, their tokens stop
   assert.equal((await browser.get('/dashboard')).statusCode, 200);
 
   await admin.browser.get('/admin/users');
-  const off = await admin.browser.postForm(`/admin/users/${user.id}/active`, { active: '0' });
-  assertHtml(off);
+  const off = await followAccepted(admin.browser, await admin.browser.postForm(`/admin/users/${user.id}/active`, { active: '0' }), '/admin/users');
   assert.match(off.body, /is deactivated/);
   assert.match(off.body, new RegExp(`<tr data-user-id="${user.id}">[\\s\\S]*?deactivated`));
   const refused = await api();
@@ -67,8 +66,7 @@ test('deactivation: the streamer is logged out, cannot log in, their tokens stop
   assert.equal((await t.database.db.selectFrom('sessions').select('user_id').where('user_id', '=', user.id).execute()).length, 0);
   await assert.rejects(createDonation(t.database.db, { userId: user.id, amount: '1', currency: 'USD' }), /no longer accepts donations/);
 
-  const on = await admin.browser.postForm(`/admin/users/${user.id}/active`, { active: '1' });
-  assertHtml(on);
+  const on = await followAccepted(admin.browser, await admin.browser.postForm(`/admin/users/${user.id}/active`, { active: '1' }), '/admin/users');
   assert.match(on.body, /is active again/);
   assert.equal((await api()).statusCode, 200);
   assert.ok(await authenticate(t.database.db, user.email, PASSWORD));
@@ -85,8 +83,7 @@ test('currency rates: listed; set one; bad input shown in the form', async () =>
   const page = await admin.browser.get('/admin/rates');
   assertHtml(page);
   assert.match(page.body, /<td data-label="Currency">USD<\/td>/);
-  const ok = await admin.browser.postForm('/admin/rates', { currency: 'EUR', rate: '0.9123', as_of: '2025-03-01' });
-  assertHtml(ok);
+  const ok = await followAccepted(admin.browser, await admin.browser.postForm('/admin/rates', { currency: 'EUR', rate: '0.9123', as_of: '2025-03-01' }), '/admin/rates');
   assert.match(ok.body, /EUR rate saved/);
   assert.match(ok.body, /<td data-label="Currency">EUR<\/td><td data-label="Per 1 USD" class="num">0\.9123<\/td><td data-label="As of">2025-03-01<\/td>/);
   assert.equal((await loadRates(t.database.db)).EUR, 0.9123);

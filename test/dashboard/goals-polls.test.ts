@@ -4,7 +4,7 @@ import { formatDateTime } from '../../src/domain/datetime.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { TokenVerifier } from '../../src/security/jwt.js';
 import { buildTestApp, type TestApp } from '../helper.js';
-import { assertHtml, pageData, streamer } from './helpers.js';
+import { assertHtml, pageData, streamer, followAccepted } from './helpers.js';
 import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 
 let t: TestApp;
@@ -25,8 +25,7 @@ test('goals: start one (local end time with the browser offset), see progress, e
   assert.equal((await new TokenVerifier(t.app.ctx.secrets.realtimeTokenSecret).verify(data.realtime.channels[0].token)).sub, String(user.id));
 
   const year = new Date().getUTCFullYear() + 1;
-  const created = await browser.postForm('/dashboard/goals', { title: 'New <mic>', goal_amount: '500', start_amount: '50', currency: 'USD', expires_at: `${year}-06-01T20:30`, tz_offset: '120' });
-  assertHtml(created, 201);
+  const created = await followAccepted(browser, await browser.postForm('/dashboard/goals', { title: 'New <mic>', goal_amount: '500', start_amount: '50', currency: 'USD', expires_at: `${year}-06-01T20:30`, tz_offset: '120' }), '/dashboard/goals');
   assert.match(created.body, /Goal “New &lt;mic&gt;” started/);
   const [goal] = await goalsOf(user.id);
   assert.ok(goal);
@@ -40,16 +39,14 @@ test('goals: start one (local end time with the browser offset), see progress, e
   assert.match(progress.body, /<progress max="500" value="75.5">/);
   assert.match(progress.body, new RegExp(`value="${formatDateTime(goal.expires_at!).replace(' ', 'T').slice(0, 16)}" data-utc`), 'the edit form holds the end in UTC');
 
-  const edited = await browser.postForm(`/dashboard/goals/${goal.id}`, { title: 'Better mic', goal_amount: '600', start_amount: '50', expires_at: '' });
-  assertHtml(edited);
+  const edited = await followAccepted(browser, await browser.postForm(`/dashboard/goals/${goal.id}`, { title: 'Better mic', goal_amount: '600', start_amount: '50', expires_at: '' }), '/dashboard/goals');
   assert.match(edited.body, /Goal saved/);
   const [after1] = await goalsOf(user.id);
   assert.equal(after1!.title, 'Better mic');
   assert.equal(after1!.goal_amount, 60000);
   assert.equal(after1!.expires_at, null);
 
-  const closed = await browser.postForm(`/dashboard/goals/${goal.id}/close`, {});
-  assertHtml(closed);
+  const closed = await followAccepted(browser, await browser.postForm(`/dashboard/goals/${goal.id}/close`, {}), '/dashboard/goals');
   assert.match(closed.body, /Goal “Better mic” closed/);
   assert.match(closed.body, /Finished goals/);
   assert.equal((await goalsOf(user.id))[0]!.is_active, 0);
@@ -95,8 +92,7 @@ test('polls: start one, live results channel, add options, close; one at a time;
   assert.match(bad.body, /only one<\/textarea>/);
   assert.match(bad.body, /<p class="error" role="alert">[^<]*option/i);
 
-  const started = await browser.postForm('/dashboard/polls', { title: 'Next <game>?', options: 'Chess\r\nGo\r\n\r\nShogi', type: 'sum', currency: 'EUR', allow_user_options: '1' });
-  assertHtml(started, 201);
+  const started = await followAccepted(browser, await browser.postForm('/dashboard/polls', { title: 'Next <game>?', options: 'Chess\r\nGo\r\n\r\nShogi', type: 'sum', currency: 'EUR', allow_user_options: '1' }), '/dashboard/polls');
   assert.match(started.body, /Poll “Next &lt;game&gt;\?” started/);
   assert.doesNotMatch(started.body, /Start a poll/, 'no second poll while one runs');
   const poll = await t.database.db.selectFrom('polls').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
@@ -114,8 +110,7 @@ test('polls: start one, live results channel, add options, close; one at a time;
   assertHtml(again, 409);
   assert.match(again.body, /You already run a poll/);
 
-  const added = await browser.postForm(`/dashboard/polls/${poll.id}/options`, { add_options: 'Checkers\nchess' });
-  assertHtml(added);
+  const added = await followAccepted(browser, await browser.postForm(`/dashboard/polls/${poll.id}/options`, { add_options: 'Checkers\nchess' }), '/dashboard/polls');
   assert.match(added.body, /Options added/);
   assert.equal((await t.database.db.selectFrom('poll_options').select('id').where('poll_id', '=', poll.id).execute()).length, 4);
   const empty = await browser.postForm(`/dashboard/polls/${poll.id}/options`, { add_options: '  ' });
@@ -127,8 +122,7 @@ test('polls: start one, live results channel, add options, close; one at a time;
   assert.equal((await other.browser.postForm(`/dashboard/polls/${poll.id}/close`, {})).statusCode, 404);
   assert.equal((await other.browser.postForm(`/dashboard/polls/${poll.id}/options`, { add_options: 'spam' })).statusCode, 404);
 
-  const closed = await browser.postForm(`/dashboard/polls/${poll.id}/close`, {});
-  assertHtml(closed);
+  const closed = await followAccepted(browser, await browser.postForm(`/dashboard/polls/${poll.id}/close`, {}), '/dashboard/polls');
   assert.match(closed.body, /Poll “Next &lt;game&gt;\?” closed/);
   assert.match(closed.body, /Finished polls/);
   assert.match(closed.body, /<td data-label="Winner">Go<\/td>/);
@@ -145,7 +139,7 @@ test('polls: every form needs this session’s CSRF token; a forged one is refus
   assert.equal((await browser.postForm('/dashboard/polls', { title: 'No token', options: 'a\nb' }, false)).statusCode, 403);
   assert.deepEqual(await pollsOf(), []);
 
-  assertHtml(await browser.postForm('/dashboard/polls', { title: 'Real', options: 'a\nb' }), 201);
+  await followAccepted(browser, await browser.postForm('/dashboard/polls', { title: 'Real', options: 'a\nb' }), '/dashboard/polls');
   const [poll] = await pollsOf();
   assert.equal((await browser.postForm(`/dashboard/polls/${poll!.id}/options`, { add_options: 'c', _csrf: 'forged' })).statusCode, 403);
   assert.equal((await browser.postForm(`/dashboard/polls/${poll!.id}/close`, { _csrf: 'forged' })).statusCode, 403);

@@ -43,3 +43,15 @@ export function assertHtml(res: LightMyRequestResponse, status = 200): void {
   assert.equal(res.statusCode, status, res.body.slice(0, 500));
   assert.match(String(res.headers['content-type']), /text\/html/);
 }
+
+/**
+ * An accepted form (post/redirect/get): a 303 to `location`, a GET page, so reloading it repeats
+ * nothing. Returns that page as the browser then shows it, with the one-time notice.
+ */
+export async function followAccepted(browser: BrowserSession, res: LightMyRequestResponse, location: string): Promise<LightMyRequestResponse> {
+  assert.equal(res.statusCode, 303, res.body.slice(0, 500));
+  assert.equal(res.headers.location, location);
+  const page = await browser.follow(res);
+  assertHtml(page);
+  return page;
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { merchandiseParams, merchandiseWorld, uniqueId, type MerchandiseWorld } from '../merchandise/fixture.js';
-import { assertHtml, browserFor, streamer } from './helpers.js';
+import { assertHtml, browserFor, streamer, followAccepted } from './helpers.js';
 
 let w: MerchandiseWorld;
 before(async () => {
@@ -52,8 +52,7 @@ test('promocode: saved upper-case; invalid or taken codes are shown in the form;
   const { user, browser } = await streamer(w.t);
   const holder = await streamer(w.t);
   await browser.get('/dashboard/merchandise');
-  const ok = await browser.postForm('/dashboard/merchandise/promocode', { merchandise_promocode: ' mycode42 ' });
-  assertHtml(ok);
+  const ok = await followAccepted(browser, await browser.postForm('/dashboard/merchandise/promocode', { merchandise_promocode: ' mycode42 ' }), '/dashboard/merchandise');
   assert.match(ok.body, /Your promocode is now MYCODE42/);
   assert.match(ok.body, /value="MYCODE42"/);
   const read = async () => (await w.t.database.db.selectFrom('users').select('merchandise_promocode').where('id', '=', user.id).executeTakeFirstOrThrow()).merchandise_promocode;

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { authenticate } from '../../src/modules/accounts/accounts.service.js';
 import { BrowserSession } from '../browser-session.js';
 import { buildTestApp, makeUser, type TestApp } from '../helper.js';
-import { assertHtml, browserFor, PASSWORD, streamer } from './helpers.js';
+import { assertHtml, browserFor, PASSWORD, streamer, followAccepted } from './helpers.js';
 
 let t: TestApp;
 before(async () => {
@@ -18,8 +18,7 @@ test('profile: name, avatar, language and main currency are saved together', asy
   const page = await browser.get('/dashboard/profile');
   assertHtml(page);
   assert.match(page.body, new RegExp(`value="${user.name}"`));
-  const res = await browser.postForm('/dashboard/profile', profileFields({ name: '  Renamed Streamer  ' }));
-  assertHtml(res);
+  const res = await followAccepted(browser, await browser.postForm('/dashboard/profile', profileFields({ name: '  Renamed Streamer  ' })), '/dashboard/profile');
   assert.match(res.body, /Profile saved/);
   assert.match(res.body, /<span class="who">Renamed Streamer/, 'the page shows the new name at once');
   const row = await t.database.db.selectFrom('users').selectAll().where('id', '=', user.id).executeTakeFirstOrThrow();
@@ -73,8 +72,7 @@ test('password change: the current password is required, the rules apply, other 
   assert.match(mismatch.body, /The two new passwords do not match/);
   assert.ok(await authenticate(t.database.db, user.email, PASSWORD), 'nothing changed yet');
 
-  const ok = await browser.postForm('/dashboard/profile/password', { current_password: PASSWORD, password: 'a brand new passphrase', password_confirmation: 'a brand new passphrase' });
-  assertHtml(ok);
+  const ok = await followAccepted(browser, await browser.postForm('/dashboard/profile/password', { current_password: PASSWORD, password: 'a brand new passphrase', password_confirmation: 'a brand new passphrase' }), '/dashboard/profile');
   assert.match(ok.body, /Password changed/);
   assert.equal(await authenticate(t.database.db, user.email, PASSWORD), null);
   assert.ok(await authenticate(t.database.db, user.email, 'a brand new passphrase'));

@@ -60,8 +60,12 @@ describe('/admin/merchants', () => {
 
     const identifier = uniqueId('adm');
     const created = await t.app.inject({ method: 'POST', url: '/admin/merchants', cookies: jar, headers: form, payload: qs.stringify({ _csrf: csrf, client_id: String(clientId), identifier, name: 'Merch <Store>' }) });
-    assert.equal(created.statusCode, 201, created.body);
-    assert.match(created.body, /Merch &lt;Store&gt;/);
+    assert.equal(created.statusCode, 303, created.body);
+    assert.equal(created.headers.location, '/admin/merchants');
+    cookiesOf(created, jar);
+    const shown = await t.app.inject({ method: 'GET', url: '/admin/merchants', cookies: jar });
+    assert.match(shown.body, /Merch &lt;Store&gt;/);
+    assert.match(shown.body, new RegExp(`Merchant ${identifier} created\\.`), 'the notice shows on the page the redirect lands on');
     assert.deepEqual((await listMerchantViews(t.database.db, clientId)).map((m) => m.identifier), [identifier]);
 
     const duplicate = await t.app.inject({ method: 'POST', url: '/admin/merchants', cookies: jar, headers: form, payload: qs.stringify({ _csrf: csrf, client_id: String(clientId), identifier, name: 'Again' }) });

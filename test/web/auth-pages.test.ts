@@ -79,8 +79,9 @@ test('applications page: create (secret shown once), rotate, delete; names are e
   await browser.get('/login');
   await browser.postForm('/login', { email: 'alice@example.test', password: 'a long passphrase' });
   await browser.get('/dashboard/apps');
-  const created = await browser.postForm('/dashboard/apps', { name: '<b>My bot</b>', redirect_uris: 'https://bot.example/cb\nhttp://localhost:9000/cb' });
-  assert.equal(created.statusCode, 201);
+  const posted = await browser.postForm('/dashboard/apps', { name: '<b>My bot</b>', redirect_uris: 'https://bot.example/cb\nhttp://localhost:9000/cb' });
+  assert.equal(posted.statusCode, 303);
+  const created = await browser.follow(posted);
   assert.match(created.body, /&lt;b&gt;My bot&lt;\/b&gt;/);
   assert.equal(created.body.includes('<b>My bot</b>'), false);
   const secret = /id="client-secret">([^<]+)</.exec(created.body)![1]!;
@@ -93,7 +94,7 @@ test('applications page: create (secret shown once), rotate, delete; names are e
   assert.equal(bad.statusCode, 422);
   assert.match(bad.body, /is not an absolute URL/);
 
-  const rotated = await browser.postForm(`/dashboard/apps/${app.id}/rotate`, {});
+  const rotated = await browser.follow(await browser.postForm(`/dashboard/apps/${app.id}/rotate`, {}));
   const newSecret = /id="client-secret">([^<]+)</.exec(rotated.body)![1]!;
   assert.notEqual(newSecret, secret);
 

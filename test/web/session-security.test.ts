@@ -129,7 +129,7 @@ describe('CSRF tokens are bound to the session', () => {
     await victim.get('/dashboard/goals');
     victim.cookies.delete(CSRF);
     await victim.get('/dashboard/goals');
-    assert.equal((await victim.postForm('/dashboard/goals', { title: 'Mine', goal_amount: '10' })).statusCode, 201);
+    assert.equal((await victim.postForm('/dashboard/goals', { title: 'Mine', goal_amount: '10' })).statusCode, 303);
     assert.equal((await goalsOfBob()).length, 1);
   });
 });

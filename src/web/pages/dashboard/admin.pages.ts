@@ -4,6 +4,7 @@ import { ForbiddenError, ValidationError } from '../../../domain/errors.js';
 import { searchUsers } from '../../../modules/accounts/accounts.service.js';
 import { setAccountActive } from '../../../modules/accounts/profile.service.js';
 import { listCurrencyRates, setRate } from '../../../modules/currencies/currencies.service.js';
+import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { pageTranslator } from '../../i18n.js';
@@ -89,27 +90,27 @@ ${rates
 /** /admin/users (list, deactivate/activate) and /admin/rates (list, set). Administrators only. */
 export async function adminPages(app: FastifyInstance): Promise<void> {
   app.get('/admin', admin, async (_request, reply) => reply.redirect('/admin/users'));
-  app.get('/admin/users', admin, (request, reply) => usersPage(app, request, reply));
+  app.get('/admin/users', admin, (request, reply) => usersPage(app, request, reply, takeFlash(request, reply)));
 
   app.post<{ Params: { id: string } }>('/admin/users/:id/active', { preHandler: [requireUser, requireAdmin, app.csrfProtection] }, async (request, reply) => {
     const userId = idParam(request.params.id);
     const active = field(request.body, 'active') === '1';
     try {
       const user = await setAccountActive(app.ctx.db, app.ctx.revocations, request.sessionUser!.id, userId, active);
-      return usersPage(app, request, reply, { notice: pageTranslator(request).t(active ? 'admin.notice.activated' : 'admin.notice.deactivated', { name: user.name }) });
+      return redirectWithFlash(request, reply, '/admin/users', { notice: pageTranslator(request).t(active ? 'admin.notice.activated' : 'admin.notice.deactivated', { name: user.name }) });
     } catch (err) {
       if (err instanceof ForbiddenError) return usersPage(app, request, reply, { error: err.message }, 403);
       throw err;
     }
   });
 
-  app.get('/admin/rates', admin, (request, reply) => ratesPage(app, request, reply));
+  app.get('/admin/rates', admin, (request, reply) => ratesPage(app, request, reply, takeFlash(request, reply)));
 
   app.post('/admin/rates', { preHandler: [requireUser, requireAdmin, app.csrfProtection] }, async (request, reply) => {
     const form = { currency: field(request.body, 'currency'), rate: field(request.body, 'rate').trim(), as_of: field(request.body, 'as_of').trim() };
     try {
       await setRate(app.ctx.db, form.currency, form.rate === '' ? Number.NaN : form.rate, form.as_of || undefined);
-      return ratesPage(app, request, reply, { notice: pageTranslator(request).t('admin.rates.notice', { currency: form.currency.toUpperCase() }) });
+      return redirectWithFlash(request, reply, '/admin/rates', { notice: pageTranslator(request).t('admin.rates.notice', { currency: form.currency.toUpperCase() }) });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return ratesPage(app, request, reply, { errors: err.errors, form }, 422);

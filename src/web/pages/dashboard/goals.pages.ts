@@ -6,6 +6,7 @@ import { GOAL_LIMITS, parseDateTime } from '../../../domain/goal.js';
 import type { GoalDetails } from '../../../modules/goals/goals.resource.js';
 import { closeGoal, createGoal, listGoals, updateGoal } from '../../../modules/goals/goals.service.js';
 import { goalChannel } from '../../../modules/outbox/channels.js';
+import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import type { Translator } from '../../../i18n/translator.js';
@@ -141,7 +142,7 @@ ${finished.length
 
 /** Goals through goals.service: create, edit and close, with live progress on `$goals:goal_<id>`. */
 export async function goalsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/goals', { preHandler: requireUser }, (request, reply) => render(app, request, reply));
+  app.get('/dashboard/goals', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
   app.post('/dashboard/goals', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const form = readForm(request.body);
@@ -153,7 +154,7 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
         currency: form.currency,
         expiresAt: form.expires_at,
       });
-      return render(app, request, reply, { notice: pageTranslator(request).t('goals.notice.started', { title: goal.title }) }, 201);
+      return redirectWithFlash(request, reply, '/dashboard/goals', { notice: pageTranslator(request).t('goals.notice.started', { title: goal.title }) });
     } catch (err) {
       if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, form: { ...form, goalId: 0 } }, 422);
       if (err instanceof ConflictError) return render(app, request, reply, { error: err.message, form: { ...form, goalId: 0 } }, 409);
@@ -171,7 +172,7 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
         startAmount: form.start_amount || '0',
         expiresAt: form.expires_at,
       });
-      return render(app, request, reply, { notice: pageTranslator(request).t('goals.notice.saved') });
+      return redirectWithFlash(request, reply, '/dashboard/goals', { notice: pageTranslator(request).t('goals.notice.saved') });
     } catch (err) {
       if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, form: { ...form, goalId } }, 422);
       if (err instanceof ConflictError) return render(app, request, reply, { error: err.message }, 409);
@@ -181,6 +182,6 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { id: string } }>('/dashboard/goals/:id/close', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const goal = await closeGoal(app.ctx.db, idParam(request.params.id), { userId: request.sessionUser!.id });
-    return render(app, request, reply, { notice: pageTranslator(request).t('goals.notice.closed', { title: goal.title }) });
+    return redirectWithFlash(request, reply, '/dashboard/goals', { notice: pageTranslator(request).t('goals.notice.closed', { title: goal.title }) });
   });
 }

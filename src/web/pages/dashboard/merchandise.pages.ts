@@ -3,6 +3,7 @@ import { ValidationError } from '../../../domain/errors.js';
 import { balanceOf, streamerLedger } from '../../../modules/balances/balances.service.js';
 import { changePromocode } from '../../../modules/merchandise/promocodes.js';
 import { streamerSales } from '../../../modules/sales/sales-dashboard.service.js';
+import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { pageTranslator } from '../../i18n.js';
@@ -97,14 +98,14 @@ ${pager(t, '/dashboard/merchandise', query, ledgerAt, Math.ceil(ledger.total / P
 
 /** GET /dashboard/merchandise (balance, sales, ledger) and POST …/promocode (promocodes.changePromocode). */
 export async function merchandisePages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/merchandise', { preHandler: requireUser }, (request, reply) => render(app, request, reply));
+  app.get('/dashboard/merchandise', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
   app.post('/dashboard/merchandise/promocode', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const typed = field(request.body, 'merchandise_promocode');
     try {
       const code = await changePromocode(app.ctx.db, request.sessionUser!.id, typed);
       request.sessionUser = { ...request.sessionUser!, merchandise_promocode: code };
-      return render(app, request, reply, { notice: pageTranslator(request).t('merch.notice.promocode', { code }) });
+      return redirectWithFlash(request, reply, '/dashboard/merchandise', { notice: pageTranslator(request).t('merch.notice.promocode', { code }) });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { errors: err.errors, promocode: typed }, 422);

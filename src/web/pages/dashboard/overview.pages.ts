@@ -5,6 +5,7 @@ import { randomDonation, SANDBOX_PAYIN } from '../../../modules/donations/donati
 import { recordMilestone } from '../../../modules/onboarding/onboarding.service.js';
 import { shownDonations } from '../../../modules/moderation/moderation.service.js';
 import { donationChannel } from '../../../modules/outbox/channels.js';
+import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html } from '../../html.js';
 import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
@@ -35,10 +36,10 @@ export async function overviewPages(app: FastifyInstance): Promise<void> {
     const csrf = reply.generateCsrf();
     const t = pageTranslator(request);
     const channel = donationChannel(user.id);
-    const sent = field(request.query, 'test') === 'sent';
+    const flash = takeFlash(request, reply);
     const body = html`<section class="card">
 <h1>${t.t('overview.hello', { name: user.name })}</h1>
-${notice(sent ? t.t('overview.test_sent') : undefined)}
+${notice(flash.notice)}
 <div class="stats">
   <div class="stat"><span class="stat-label">${t.t('overview.balance')}</span><strong class="stat-value" id="balance">${money(t, balance.amount_minor, balance.currency)}</strong><a href="/dashboard/merchandise">${t.t('overview.ledger')}</a></div>
   <div class="stat"><span class="stat-label">${t.t('overview.month')}</span><strong class="stat-value">${money(t, month.total, user.currency)}</strong><span>${t.t('overview.count', { count: month.count })}</span></div>
@@ -76,7 +77,7 @@ ${notice(sent ? t.t('overview.test_sent') : undefined)}
       const donation = await createDonation(app.ctx.db, { userId, ...randomDonation(), payinSystem: SANDBOX_PAYIN });
       await recordMilestone(app.ctx.db, userId, 'test_alert_sent');
       if (wantsJson(request)) return reply.status(201).send({ data: donation });
-      return reply.redirect('/dashboard?test=sent', 303);
+      return redirectWithFlash(request, reply, '/dashboard', { notice: pageTranslator(request).t('overview.test_sent') });
     },
   );
 }

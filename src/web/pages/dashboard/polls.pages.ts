@@ -5,6 +5,7 @@ import { POLL_LIMITS } from '../../../domain/poll.js';
 import { pollChannel } from '../../../modules/outbox/channels.js';
 import { closePoll, createPoll, listPolls, updatePoll } from '../../../modules/polls/polls.service.js';
 import type { PollDetails } from '../../../modules/polls/polls.resource.js';
+import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import type { Translator } from '../../../i18n/translator.js';
@@ -128,7 +129,7 @@ ${finished.length
 
 /** Polls through polls.service: start, add options, close, with live results on `$polls:poll_<id>`. */
 export async function pollsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/polls', { preHandler: requireUser }, (request, reply) => render(app, request, reply));
+  app.get('/dashboard/polls', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
   app.post('/dashboard/polls', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const b = request.body;
@@ -141,7 +142,7 @@ export async function pollsPages(app: FastifyInstance): Promise<void> {
         allowUserOptions: form.allow_user_options ? 1 : 0,
         currency: form.currency || undefined,
       });
-      return render(app, request, reply, { notice: pageTranslator(request).t('polls.notice.started', { title: poll.title }) }, 201);
+      return redirectWithFlash(request, reply, '/dashboard/polls', { notice: pageTranslator(request).t('polls.notice.started', { title: poll.title }) });
     } catch (err) {
       if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, form }, 422);
       if (err instanceof ConflictError) return render(app, request, reply, { error: err.message, form }, 409);
@@ -154,7 +155,7 @@ export async function pollsPages(app: FastifyInstance): Promise<void> {
     try {
       if (!lines(typed).length) throw ValidationError.field('add_options', pageTranslator(request).t('polls.error.no_options'));
       await updatePoll(app.ctx.db, request.sessionUser!.id, idParam(request.params.id), { addOptions: lines(typed) });
-      return render(app, request, reply, { notice: pageTranslator(request).t('polls.notice.options_added') });
+      return redirectWithFlash(request, reply, '/dashboard/polls', { notice: pageTranslator(request).t('polls.notice.options_added') });
     } catch (err) {
       if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, addOptions: typed }, 422);
       if (err instanceof ConflictError) return render(app, request, reply, { error: err.message }, 409);
@@ -164,6 +165,6 @@ export async function pollsPages(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { id: string } }>('/dashboard/polls/:id/close', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const poll = await closePoll(app.ctx.db, idParam(request.params.id), { userId: request.sessionUser!.id });
-    return render(app, request, reply, { notice: pageTranslator(request).t('polls.notice.closed', { title: poll.title }) });
+    return redirectWithFlash(request, reply, '/dashboard/polls', { notice: pageTranslator(request).t('polls.notice.closed', { title: poll.title }) });
   });
 }

@@ -3,6 +3,7 @@ import { LOCALES, OUTPUT_CURRENCIES } from '../../../domain/currency.js';
 import { ValidationError } from '../../../domain/errors.js';
 import { AVATAR_MAX, changePassword, updateProfile } from '../../../modules/accounts/profile.service.js';
 import { defaultAvatarUrl } from '../../static.js';
+import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { nativeName } from '../../../i18n/locales.js';
@@ -73,7 +74,7 @@ ${notice(flash.notice)}
 
 /** GET/POST /dashboard/profile and POST /dashboard/profile/password (profile.service). */
 export async function profilePages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/profile', { preHandler: requireUser }, (request, reply) => render(app, request, reply));
+  app.get('/dashboard/profile', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
   app.post('/dashboard/profile', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const form: ProfileForm = { name: field(request.body, 'name'), avatar: field(request.body, 'avatar'), language: field(request.body, 'language'), currency: field(request.body, 'currency') };
@@ -81,7 +82,7 @@ export async function profilePages(app: FastifyInstance): Promise<void> {
       request.sessionUser = await updateProfile(app.ctx.db, request.sessionUser!.id, form);
       // The page answers in the language just chosen.
       request.i18n = null;
-      return render(app, request, reply, { notice: pageTranslator(request).t('profile.notice.saved') });
+      return redirectWithFlash(request, reply, '/dashboard/profile', { notice: pageTranslator(request).t('profile.notice.saved') });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { profileErrors: err.errors, form }, 422);
@@ -96,7 +97,7 @@ export async function profilePages(app: FastifyInstance): Promise<void> {
         { currentPassword: field(request.body, 'current_password'), newPassword: field(request.body, 'password'), confirmation: field(request.body, 'password_confirmation') },
         sessionToken(request),
       );
-      return render(app, request, reply, { notice: pageTranslator(request).t('profile.notice.password') });
+      return redirectWithFlash(request, reply, '/dashboard/profile', { notice: pageTranslator(request).t('profile.notice.password') });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { passwordErrors: err.errors }, 422);
