@@ -106,6 +106,12 @@
     });
   }
 
+  /** Ends the alert on screen early ("skip current alert"); null while nothing shows. */
+  var endCurrent = null;
+  /** `type:id` of alerts the streamer skipped while they showed (tests read it). */
+  var endedEarly = [];
+  W.endedEarly = endedEarly;
+
   function pump() {
     if (showing || queue.length === 0 || W.isStopped()) return;
     var item = queue.shift();
@@ -117,18 +123,40 @@
     playSound(item);
     displayed.push(item.key);
     if (!item.alert.is_test) markShown(item, 0);
-    setTimeout(function () {
+    var timer = setTimeout(finish, item.variation.duration_ms);
+    function finish() {
+      clearTimeout(timer);
+      endCurrent = null;
       card.classList.remove('visible');
       setTimeout(function () {
         card.remove();
         showing = false;
         pump();
       }, GAP_MS);
-    }, item.variation.duration_ms);
+    }
+    endCurrent = function () {
+      endedEarly.push(item.key);
+      finish();
+    };
   }
+
+  // --- Moderation: control messages on the widget channel (moderation.service skipCurrentAlert).
+  // A skip is a live command: one replayed from the channel history while (re)subscribing is old
+  // and must not end an alert shown since, so publications delivered with the subscribe reply
+  // (centrifuge-js hands them over right after 'subscribed', in the same turn) are ignored.
+  var replaying = false;
+  function control(a) {
+    if (a.reason === 'skip_alert' && !replaying && endCurrent) endCurrent();
+  }
+  function onSubscribedControl() {
+    replaying = true;
+    setTimeout(function () { replaying = false; }, 0);
+  }
+  // --- end moderation
 
   function enqueue(a) {
     if (!a || typeof a !== 'object') return;
+    if (a.name === 'control') return control(a);
     var type = alertType(a);
     if (!type || a.id === undefined || a.id === null) return;
     var key = type + ':' + a.id;
@@ -156,6 +184,7 @@
   }
 
   W.subscribe(enqueue, function () {
+    onSubscribedControl();
     refreshVariations().then(catchUp);
   });
   var timer = setInterval(refreshVariations, config.tokenCheckMs);
