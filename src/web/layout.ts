@@ -38,6 +38,7 @@ export const DASHBOARD_NAV: readonly NavLink[] = [
   { href: '/dashboard/merchandise', label: 'nav.merchandise' },
   { href: '/dashboard/apps', label: 'nav.apps' },
   { href: '/dashboard/authorized-apps', label: 'nav.authorized_apps' },
+  { href: '/dashboard/webhooks', label: 'nav.webhooks' },
   { href: '/dashboard/profile', label: 'nav.profile' },
 ];
 

@@ -6,6 +6,7 @@ import { authPages } from './pages/auth.pages.js';
 import { authorizedAppsPages } from './pages/authorized-apps.pages.js';
 import { adminPages } from './pages/dashboard/admin.pages.js';
 import { appsPages } from './pages/dashboard/apps.pages.js';
+import { webhookPages } from './pages/dashboard/webhooks.pages.js';
 import { donationsPages } from './pages/dashboard/donations.pages.js';
 import { goalsPages } from './pages/dashboard/goals.pages.js';
 import { merchandisePages } from './pages/dashboard/merchandise.pages.js';
@@ -38,6 +39,7 @@ export async function pagesPlugin(app: FastifyInstance): Promise<void> {
   await app.register(appsPages);
   await app.register(adminMerchantsPages);
   await app.register(authorizedAppsPages);
+  await app.register(webhookPages);
   await app.register(donorPages);
   await app.register(widgetSettingsPages);
   await app.register(overviewPages);

@@ -204,3 +204,53 @@ export async function redeliver(db: Kysely<DB>, subscriptionId: number, delivery
 export async function reenable(db: Kysely<DB>, subscriptionId: number): Promise<void> {
   await db.transaction().execute((tx) => repo.reenableSubscription(tx, subscriptionId, Date.now()));
 }
+
+// ---- The dashboard: the streamer and the application owner --------------------------------------
+
+/** A subscription on the dashboard, with the newest deliveries of its log. */
+export interface DashboardSubscription {
+  subscription: repo.SubscriptionWithApp;
+  events: string[];
+  log: DeliveryView[];
+}
+
+async function withLogs(db: Kysely<DB>, rows: repo.SubscriptionWithApp[], logSize: number): Promise<DashboardSubscription[]> {
+  return Promise.all(rows.map(async (subscription) => ({ subscription, events: JSON.parse(subscription.events) as string[], log: await deliveryLog(db, subscription.id, logSize) })));
+}
+
+/**
+ * What the dashboard shows an account: the subscriptions applications made for it as a streamer
+ * (the events are theirs), and those of the applications it owns, for any streamer (the endpoints
+ * are theirs to fix). Removed ones stay listed, with why, for their log.
+ */
+export async function dashboardWebhooks(db: Kysely<DB>, userId: number, logSize = 10): Promise<{ forMe: DashboardSubscription[]; ofMyApps: DashboardSubscription[] }> {
+  const [forMe, ofMyApps] = await Promise.all([repo.subscriptionsForStreamer(db, userId), repo.subscriptionsOfOwnedApps(db, userId)]);
+  return { forMe: await withLogs(db, forMe, logSize), ofMyApps: await withLogs(db, ofMyApps, logSize) };
+}
+
+/** A subscription this account may manage (its streamer or its application's owner), or 404. */
+async function manageable(db: Kysely<DB>, userId: number, subscriptionId: number): Promise<{ row: SubscriptionRow; asStreamer: boolean }> {
+  const row = subscriptionId > 0 ? await repo.findSubscription(db, subscriptionId) : undefined;
+  if (row) {
+    if (row.user_id === userId) return { row, asStreamer: true };
+    const app = await db.selectFrom('apps').select('owner_id').where('id', '=', row.app_id).executeTakeFirst();
+    if (app?.owner_id === userId) return { row, asStreamer: false };
+  }
+  throw new NotFoundError('This webhook subscription does not exist.');
+}
+
+export async function reenableFromDashboard(db: Kysely<DB>, userId: number, subscriptionId: number): Promise<void> {
+  const { row } = await manageable(db, userId, subscriptionId);
+  await reenable(db, row.id);
+}
+
+export async function removeFromDashboard(db: Kysely<DB>, userId: number, subscriptionId: number): Promise<void> {
+  const { row, asStreamer } = await manageable(db, userId, subscriptionId);
+  if (row.status === 'removed') return;
+  await db.transaction().execute((tx) => repo.removeSubscription(tx, row.id, asStreamer ? 'deleted_by_streamer' : 'deleted_by_app', Date.now()));
+}
+
+export async function redeliverFromDashboard(db: Kysely<DB>, userId: number, subscriptionId: number, deliveryId: number): Promise<void> {
+  const { row } = await manageable(db, userId, subscriptionId);
+  await redeliver(db, row.id, deliveryId);
+}

@@ -1,0 +1,113 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Translator } from '../../../i18n/translator.js';
+import { dashboardWebhooks, redeliverFromDashboard, reenableFromDashboard, removeFromDashboard, type DashboardSubscription } from '../../../modules/webhooks/webhooks.service.js';
+import { html, type Html } from '../../html.js';
+import { pageTranslator } from '../../i18n.js';
+import { requireUser } from '../../session.js';
+import { csrfField, idParam, sendPage, time } from './common.js';
+
+/** The status line of a subscription, with why it is not active. */
+function statusText(t: Translator, s: DashboardSubscription['subscription']): string {
+  if (s.status === 'active') return t.t('webhooks.status.active');
+  const reason = s.status_reason ?? 'deleted_by_app';
+  return t.t(`webhooks.reason.${reason}`);
+}
+
+function attemptsList(t: Translator, view: DashboardSubscription['log'][number]): Html {
+  return html`<ol class="attempts">${view.attempts.map(
+    (a) => html`<li>${time(t, a.attempted_at)} — <strong>${a.status_code ?? a.error ?? '—'}</strong>, ${t.t('webhooks.latency', { ms: a.latency_ms })}${
+      a.response_excerpt ? html` — <code>${a.response_excerpt.slice(0, 200)}</code>` : ''
+    }</li>`,
+  )}</ol>`;
+}
+
+function logTable(t: Translator, item: DashboardSubscription, csrf: string): Html {
+  if (item.log.length === 0) return html`<p class="empty">${t.t('webhooks.log_empty')}</p>`;
+  const sub = item.subscription;
+  return html`<table class="list webhook-log"><thead><tr><th>${t.t('webhooks.col.event')}</th><th>${t.t('webhooks.col.state')}</th><th>${t.t('webhooks.col.attempts')}</th><th></th></tr></thead><tbody>
+${item.log.map(
+  (view) => html`<tr>
+  <td data-label="${t.t('webhooks.col.event')}"><code>${view.delivery.event_type}</code> <small><code>${view.delivery.message_id}</code></small><br>${time(t, view.delivery.created_at)}</td>
+  <td data-label="${t.t('webhooks.col.state')}">${t.t(`webhooks.delivery.${view.delivery.status}`)}</td>
+  <td data-label="${t.t('webhooks.col.attempts')}">${view.attempts.length ? attemptsList(t, view) : '—'}</td>
+  <td class="actions">${sub.status === 'removed' ? '' : html`<form method="post" action="/dashboard/webhooks/${sub.id}/deliveries/${view.delivery.id}/redeliver" class="inline">${csrfField(csrf)}<button type="submit" class="secondary">${t.t('webhooks.redeliver')}</button></form>`}</td>
+</tr>`,
+)}
+</tbody></table>`;
+}
+
+function subscriptionCard(t: Translator, item: DashboardSubscription, csrf: string, showStreamer: boolean): Html {
+  const s = item.subscription;
+  return html`<article class="item webhook" id="webhook-${s.id}">
+  <div class="item-head"><h3>${s.app_name}${showStreamer ? html` → ${s.streamer_name}` : ''}</h3><span class="tag">${statusText(t, s)}</span></div>
+  <dl class="facts">
+    <dt>${t.t('webhooks.url')}</dt><dd><code>${s.url}</code></dd>
+    <dt>${t.t('webhooks.events')}</dt><dd>${item.events.map((e) => html`<code>${e}</code> `)}</dd>
+    <dt>${t.t('apps.created')}</dt><dd>${time(t, s.created_at)}</dd>
+  </dl>
+  <div class="actions">
+    ${s.status === 'disabled' ? html`<form method="post" action="/dashboard/webhooks/${s.id}/reenable" class="inline">${csrfField(csrf)}<button type="submit">${t.t('webhooks.reenable')}</button></form>` : ''}
+    ${s.status === 'removed' ? '' : html`<form method="post" action="/dashboard/webhooks/${s.id}/remove" class="inline" data-confirm="${t.t('webhooks.confirm_remove')}">${csrfField(csrf)}<button type="submit" class="danger">${t.t('webhooks.remove')}</button></form>`}
+  </div>
+  <details${s.status === 'disabled' ? html` open` : ''}><summary>${t.t('webhooks.log')}</summary>${logTable(t, item, csrf)}</details>
+</article>`;
+}
+
+/** The email-free notice: what stopped, when, and what to do. */
+function disabledNotices(t: Translator, items: DashboardSubscription[]): Html {
+  const disabled = items.filter((i) => i.subscription.status === 'disabled');
+  return html`${disabled.map(
+    (i) => html`<div class="notice warning" role="alert">${t.rich('webhooks.disabled_notice', {
+      app: i.subscription.app_name,
+      url: i.subscription.url,
+      a: (chunks) => html`<a href="#webhook-${i.subscription.id}">${chunks}</a>`,
+    })} ${time(t, i.subscription.status_at ?? i.subscription.updated_at)}</div>`,
+  )}`;
+}
+
+async function render(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+  const t = pageTranslator(request);
+  const user = request.sessionUser!;
+  const { forMe, ofMyApps } = await dashboardWebhooks(app.ctx.db, user.id);
+  const csrf = reply.generateCsrf();
+  const body = html`<section class="card">
+<h1>${t.t('webhooks.title')}</h1>
+<p>${t.t('webhooks.intro')}</p>
+${disabledNotices(t, [...forMe, ...ofMyApps.filter((i) => i.subscription.user_id !== user.id)])}
+${forMe.length ? forMe.map((i) => subscriptionCard(t, i, csrf, false)) : html`<p class="empty">${t.t('webhooks.none_for_me')}</p>`}
+</section>
+<section class="card">
+<h2>${t.t('webhooks.of_my_apps')}</h2>
+${ofMyApps.length ? ofMyApps.map((i) => subscriptionCard(t, i, csrf, true)) : html`<p class="empty">${t.t('webhooks.none_of_my_apps')}</p>`}
+</section>`;
+  return sendPage(request, reply, csrf, { title: t.t('nav.webhooks'), body });
+}
+
+/**
+ * Webhooks on the dashboard (issue 11): the streamer sees the subscriptions applications made for
+ * them, an application owner those of their applications; both see the delivery log, redeliver a
+ * message, re-enable a subscription the retry window disabled (the notice at the top says so — no
+ * e-mail is sent), or remove one. Someone else's subscription is a 404.
+ */
+export async function webhookPages(app: FastifyInstance): Promise<void> {
+  const back = (reply: FastifyReply, id: number) => reply.redirect(`/dashboard/webhooks#webhook-${id}`, 303);
+  app.get('/dashboard/webhooks', { preHandler: requireUser }, (request, reply) => render(app, request, reply));
+
+  app.post<{ Params: { id: string } }>('/dashboard/webhooks/:id/reenable', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+    const id = idParam(request.params.id);
+    await reenableFromDashboard(app.ctx.db, request.sessionUser!.id, id);
+    return back(reply, id);
+  });
+
+  app.post<{ Params: { id: string } }>('/dashboard/webhooks/:id/remove', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+    const id = idParam(request.params.id);
+    await removeFromDashboard(app.ctx.db, request.sessionUser!.id, id);
+    return back(reply, id);
+  });
+
+  app.post<{ Params: { id: string; delivery: string } }>('/dashboard/webhooks/:id/deliveries/:delivery/redeliver', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+    const id = idParam(request.params.id);
+    await redeliverFromDashboard(app.ctx.db, request.sessionUser!.id, id, idParam(request.params.delivery));
+    return back(reply, id);
+  });
+}
