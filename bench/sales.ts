@@ -30,6 +30,7 @@ async function server(): Promise<void> {
   const { createApp, setMerchandiseAccess } = await import('../src/modules/apps/apps.service.js');
   const { createMerchant } = await import('../src/modules/merchants/merchants.service.js');
   const { createMerchandise } = await import('../src/modules/merchandise/merchandise.service.js');
+  let statements = 0;
   // The per-application API limit would cap the run at 60/min; raise it to its maximum.
   await serveBenchApp(
     { RATE_LIMIT_PER_MINUTE: '1000000' },
@@ -53,11 +54,14 @@ async function server(): Promise<void> {
       });
       const grantId = await app.ctx.tokens.createGrant(db, { clientId: client.client_id, userId: null, scopes: [], kind: 'client_credentials' });
       const { accessToken } = await app.ctx.tokens.issue(db, { grantId, clientId: client.client_id, userId: null, scopes: [] }, false);
+      // Every statement the server runs from here on (sales, the outbox relay, idle polls), per sale stored.
+      app.ctx.database.onQuery(() => statements++);
       return { token: accessToken, clientSecret, userId: streamer.id, merchantIdentifier: merchant.identifier, merchandiseIdentifier: 'hoodie' };
     },
     async (app) => {
+      const counted = statements;
       const count = await app.ctx.db.selectFrom('merchandise_sales').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      return Number(count.n);
+      return { sales: Number(count.n), statements: counted };
     },
   );
 }
@@ -136,7 +140,7 @@ async function main(): Promise<void> {
   const perDialect: Record<string, unknown> = {};
   for (const side of servers) {
     const sales = results[side.dialect];
-    const stored = (await side.server.stop()) as number;
+    const { sales: stored, statements } = (await side.server.stop()) as { sales: number; statements: number };
     const created201 = [side.warmUp!, ...sales].reduce((n, r) => n + (r.statusCodeStats['201']?.count ?? 0), 0);
     const saleRps = rps(sales);
     perDialect[side.dialect] = {
@@ -149,6 +153,7 @@ async function main(): Promise<void> {
       sale_errors: sales.reduce((n, r) => n + r.errors, 0),
       sale_201_responses_including_warm_up: created201,
       sales_in_database: stored,
+      statements_per_sale: Number((statements / stored).toFixed(2)),
       // Requests still in flight when a round ends commit without their 201 being counted: at most `connections` per round.
       every_201_durable: stored >= created201,
     };
