@@ -40,6 +40,8 @@ export interface Config {
   trustProxy: false | number | string[];
   /** RFC 9700 §2.1.1: PKCE `plain` is refused unless an operator allows it for old clients. */
   pkceAllowPlain: boolean;
+  /** Largest alert image, video or sound a streamer may upload, bytes (kept in the database). */
+  mediaMaxBytes: number;
   webhooks: WebhooksConfig;
 }
 
@@ -191,6 +193,7 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
     realtimeTokenSecret: env.REALTIME_TOKEN_SECRET ?? null,
     trustProxy: trustProxy(env.TRUST_PROXY),
     pkceAllowPlain: flag(env, 'PKCE_ALLOW_PLAIN'),
+    mediaMaxBytes: integer(env, 'MEDIA_MAX_BYTES', 8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     prettyLogs: env.NODE_ENV !== 'production' && Boolean(process.stdout.isTTY),
     metricsToken,
     webhooks: {

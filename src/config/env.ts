@@ -24,6 +24,7 @@ export interface RawEnv {
   WEBHOOKS_RETRY_WINDOW?: string;
   WEBHOOKS_RETRY_BASE_MS?: string;
   WEBHOOKS_SECRET_OVERLAP?: string;
+  MEDIA_MAX_BYTES?: string;
 }
 
 export const ENV_KEYS = [
@@ -31,6 +32,7 @@ export const ENV_KEYS = [
   'REALTIME_TOKEN_SECRET', 'ACCESS_TOKEN_TTL', 'REFRESH_TOKEN_TTL', 'RATE_LIMIT_PER_MINUTE',
   'HISTORY_SIZE', 'HISTORY_TTL', 'TRUST_PROXY', 'PKCE_ALLOW_PLAIN', 'NODE_ENV', 'METRICS_TOKEN',
   'WEBHOOKS_ALLOW_HTTP', 'WEBHOOKS_TIMEOUT_MS', 'WEBHOOKS_RETRY_WINDOW', 'WEBHOOKS_RETRY_BASE_MS', 'WEBHOOKS_SECRET_OVERLAP',
+  'MEDIA_MAX_BYTES',
 ] as const satisfies readonly (keyof RawEnv)[];
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {

@@ -13,6 +13,7 @@ import type { OAuthTables } from '../oauth/oauth.table.js';
 import type { GoalTables } from '../modules/goals/goals.table.js';
 import type { PollTables } from '../modules/polls/polls.table.js';
 import type { WidgetTables } from '../modules/widgets/widgets.table.js';
+import type { MediaTables } from '../modules/media/media.table.js';
 import type { ServerNodeTables } from '../ops/server-nodes.table.js';
 import type { WebhookTables } from '../modules/webhooks/webhooks.table.js';
 import type { ChangeVersionTables } from './change-versions.table.js';
@@ -20,5 +21,5 @@ import type { OnboardingTables } from '../modules/onboarding/onboarding.table.js
 
 /** The whole database, composed from each feature's own table file. */
 export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables, CustomAlertTables,
-    MerchantTables, MerchandiseTables, SaleTables, BalanceTables, GoalTables, PollTables, WidgetTables, ServerNodeTables, ChangeVersionTables,
+    MerchantTables, MerchandiseTables, SaleTables, BalanceTables, GoalTables, PollTables, WidgetTables, MediaTables, ServerNodeTables, ChangeVersionTables,
     OnboardingTables, ModerationTables, WebhookTables {}

@@ -4,7 +4,7 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import qs from 'qs';
 import secureJson from 'secure-json-parse';
-import { ValidationError } from '../domain/errors.js';
+import { DomainError, ValidationError } from '../domain/errors.js';
 
 /**
  * What any parser takes from a request, whatever the encoding (form, multipart, JSON, query
@@ -129,30 +129,76 @@ export function parseQueryString(text: string): Record<string, unknown> {
 const MULTIPART_LIMIT_CODES: Record<string, string> = {
   FST_FIELDS_LIMIT: `The request has more than ${INPUT_LIMITS.parameters} parameters; send fewer.`,
   FST_PARTS_LIMIT: `The request has more than ${INPUT_LIMITS.parameters} parts; send fewer.`,
-  FST_FILES_LIMIT: 'The request has too many files; no endpoint takes files.',
+  FST_FILES_LIMIT: 'The request has too many files; send at most one per file field.',
 };
 
 /**
  * Multipart text fields, nested through the same bracket rules and limits as form bodies; files
- * are read and dropped (no endpoint takes them). Busboy reports a body it cannot read — no
+ * are read and dropped, except in the fields a route names in `config.uploads` (alert media). Busboy reports a body it cannot read — no
  * boundary, a truncated or malformed part — as a plain Error; that is the client's malformed
  * input, so it becomes a 400 naming the problem. Limits keep their own codes (a file over the size
  * limit stays a 413).
  */
 async function readMultipartFields(request: FastifyRequest): Promise<void> {
   const pairs = new URLSearchParams();
+  const uploads = request.routeOptions.config.uploads;
+  const files: Record<string, Buffer> = {};
   try {
-    for await (const part of request.parts()) {
-      if (part.type === 'file') await part.toBuffer();
-      else if (typeof part.value === 'string') pairs.append(part.fieldname, part.value);
+    // A route that takes files reads them up to its own limit (plus one byte, to see it exceeded).
+    const parts = uploads ? request.parts({ limits: { fileSize: uploads.maxBytes + 1, files: uploads.fields.length } }) : request.parts();
+    for await (const part of parts) {
+      if (part.type === 'file') {
+        if (uploads?.fields.includes(part.fieldname)) {
+          const data = await readUpTo(part.file, uploads.maxBytes, part.fieldname);
+          // An empty file input still sends a part (no name, no bytes): nothing chosen.
+          if (data.length > 0 || part.filename) files[part.fieldname] = data;
+        } else await part.toBuffer();
+      } else if (typeof part.value === 'string') pairs.append(part.fieldname, part.value);
     }
   } catch (err) {
+    if (err instanceof UploadTooLarge) throw err;
     const { code, statusCode } = err as { code?: string; statusCode?: number };
     if (code && MULTIPART_LIMIT_CODES[code]) throw new UnparsableInput('body', MULTIPART_LIMIT_CODES[code]);
     if (statusCode) throw err;
     throw new UnparsableInput('body', `The multipart body could not be read (${(err as Error).message}); send multipart/form-data with its boundary, complete.`);
   }
   request.body = parseForm(pairs.toString());
+  if (uploads) request.uploadedFiles = files;
+}
+
+/** 413: a file larger than its route's limit, refused as soon as the limit is passed (the rest is never read). */
+export class UploadTooLarge extends DomainError {
+  readonly status = 413;
+  constructor(readonly field: string, readonly maxBytes: number) {
+    super(`The file in ${field} is larger than ${maxBytes} bytes (${(maxBytes / 1024 / 1024).toFixed(1)} MB); choose a smaller file.`);
+  }
+}
+
+/** A file part into memory, at most `maxBytes`: past that the stream is destroyed and nothing kept. */
+async function readUpTo(file: NodeJS.ReadableStream & { destroy(): void }, maxBytes: number, field: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of file as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      chunks.length = 0;
+      file.destroy();
+      throw new UploadTooLarge(field, maxBytes);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** This route takes files in these multipart fields, each at most `maxBytes`; they land in `request.uploadedFiles`. */
+    uploads?: { fields: readonly string[]; maxBytes: number };
+  }
+  interface FastifyRequest {
+    /** Files of a route with `config.uploads`, by field (only the fields a file was chosen for). */
+    uploadedFiles?: Record<string, Buffer>;
+  }
 }
 
 /**

@@ -22,6 +22,7 @@ import { widgetSettingsPages } from './pages/widget-settings.pages.js';
 import { widgetPages } from './pages/widget.pages.js';
 import { registerBrowserSession } from './session.js';
 import { staticRoutes } from './static.js';
+import { mediaRoutes } from '../modules/media/media.routes.js';
 
 /**
  * The pages people use in a browser: start page, sign-up and log-in, the dashboard, the admin
@@ -63,8 +64,9 @@ export async function widgetsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(widgetPages);
 }
 
-/** Our static files, vendor bundles and default avatars: public, cacheable, no session. */
+/** Our static files, vendor bundles, default avatars and uploaded alert media: public, cacheable, no session. */
 export async function assetsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(staticRoutes);
   await app.register(vendorRoutes);
+  await app.register(mediaRoutes);
 }

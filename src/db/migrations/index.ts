@@ -10,6 +10,7 @@ import * as outboxEvents from './0008_outbox_events.js';
 import * as channelStreams from './0009_channel_streams.js';
 import * as serverNodes from './0012_server_nodes.js';
 import * as changeVersions from './0015_change_versions.js';
+import * as alertMedia from './0016_alert_media.js';
 import * as moderation from './0018_moderation.js';
 import * as webhooks from './0019_webhooks.js';
 import * as onboarding from './0020_onboarding.js';
@@ -30,6 +31,7 @@ export const migrations: Record<string, Migration> = {
   '0009_channel_streams': channelStreams,
   '0012_server_nodes': serverNodes,
   '0015_change_versions': changeVersions,
+  '0016_alert_media': alertMedia,
   '0018_moderation': moderation,
   '0019_webhooks': webhooks,
   '0020_onboarding': onboarding,
