@@ -19,7 +19,8 @@ type AppExport = Omit<Row<'apps'>, 'secret_sealed'> & { client_secret: string; p
  * variations). Every column of every row is carried as stored; ids are the source's and are
  * renumbered on import (the file keeps them only to link rows). Not carried: sessions and OAuth
  * grants (log in and authorize again), and history shared with others (merchandise sales, custom
- * alerts sent by other people's applications).
+ * alerts sent by other people's applications), and uploaded alert media (a variation that used an
+ * uploaded image or sound gets the bundled default instead; upload it again on the new instance).
  */
 export interface StreamerExport {
   format: typeof EXPORT_FORMAT;
@@ -120,7 +121,7 @@ export async function importStreamer(db: Kysely<DB>, key: Buffer, doc: unknown):
         const token = data.widget_token.token;
         await repo.insertWidgetToken(tx, { user_id: userId, token_hash: sha256Hex(token), token_sealed: encryptSecret(key, token), created_at: data.widget_token.created_at });
       }
-      for (const variation of data.alert_variations) await repo.insertVariation(tx, { ...withoutId(variation), user_id: userId });
+      for (const variation of data.alert_variations) await repo.insertVariation(tx, { ...withoutId(variation), user_id: userId, ...withoutUploads(variation) });
       return {
         user_id: userId,
         previous_user_id: data.user.id,
@@ -139,4 +140,13 @@ export async function importStreamer(db: Kysely<DB>, key: Buffer, doc: unknown):
     if (err instanceof BackupError) throw err;
     throw new BackupError(`The export does not fit this database (${(err as Error).message}); nothing was imported.`);
   }
+}
+
+/** Uploaded alert files stay on the source instance: their variations fall back to the bundled defaults. */
+function withoutUploads(v: Row<'alert_variations'>): Partial<Row<'alert_variations'>> {
+  return {
+    image_media_id: null, sound_media_id: null,
+    ...(v.image_source === 'upload' ? { image_source: 'default' as const } : {}),
+    ...(v.sound_source === 'upload' ? { sound_source: 'default' as const } : {}),
+  };
 }

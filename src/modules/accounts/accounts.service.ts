@@ -5,6 +5,7 @@ import type { DB } from '../../db/schema.js';
 import { isLocale, isOutputCurrency, LOCALES, OUTPUT_CURRENCIES } from '../../domain/currency.js';
 import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import { hashPassword, randomToken, sha256Hex, verifyPassword } from '../../security/crypto.js';
+import { insertDefaultVariations } from '../widgets/variations.service.js';
 import * as repo from './accounts.repository.js';
 import type { UserRow } from './accounts.table.js';
 
@@ -83,8 +84,9 @@ function validateNewAccount(input: NewAccount): Record<string, string[]> {
 }
 
 /**
- * Creates a streamer account. The first account ever created is the administrator. Either the
- * whole account is written or nothing (one INSERT; uniqueness enforced by the database).
+ * Creates a streamer account with its default alert variations. The first account ever created is
+ * the administrator. Either the whole account is written or nothing (one transaction; uniqueness
+ * enforced by the database).
  */
 export async function createAccount(db: Kysely<DB>, input: NewAccount): Promise<UserRow> {
   const errors = validateNewAccount(input);
@@ -105,7 +107,7 @@ export async function createAccount(db: Kysely<DB>, input: NewAccount): Promise<
     try {
       return await db.transaction().execute(async (tx) => {
         const first = (await repo.countUsers(tx)) === 0;
-        return repo.insertUser(tx, {
+        const user = await repo.insertUser(tx, {
           email,
           password_hash: passwordHash,
           code,
@@ -120,6 +122,9 @@ export async function createAccount(db: Kysely<DB>, input: NewAccount): Promise<
           created_at: now,
           updated_at: now,
         });
+        // Alerts work out of the box: the widget shows donations and sales before any settings.
+        await insertDefaultVariations(tx, user.id, user.language);
+        return user;
       });
     } catch (err) {
       if (isUniqueViolation(err, 'email')) throw ValidationError.field('email', 'The email has already been taken.');

@@ -13,6 +13,8 @@ const ROUTES = {
   'widget.test_alert': (userId: number) => [widgetChannel(userId)],
   /** "Skip current alert" on the dashboard (moderation): the open widget ends the alert it shows. */
   'widget.skip_alert': (userId: number) => [widgetChannel(userId)],
+  /** The streamer changed their alert variations: open widgets switch to the list it carries at once. */
+  'widget.settings_changed': (userId: number) => [widgetChannel(userId)],
   'goal.created': (userId: number) => [goalChannel(userId)],
   'goal.updated': (userId: number) => [goalChannel(userId)],
   'goal.finished': (userId: number) => [goalChannel(userId)],

@@ -83,6 +83,13 @@ export interface TestAlertTexts {
 const ENGLISH_TEST_TEXTS: TestAlertTexts = { donor: 'Test donor', customer: 'Test customer', header: 'Test custom alert', message: 'This is a test alert from your dashboard.' };
 
 export async function sendTestAlert(db: Kysely<DB>, user: { id: number; name: string; currency: string }, variation: VariationView, texts: TestAlertTexts = ENGLISH_TEST_TEXTS): Promise<WidgetAlert> {
+  const alert = testAlertFor(user, variation, texts);
+  await db.transaction().execute((tx) => enqueueEvent(tx, { type: 'widget.test_alert', userId: user.id, payload: alert }));
+  return alert;
+}
+
+/** A test alert of the variation's type and amount (also what the settings page's preview shows). */
+export function testAlertFor(user: { name: string; currency: string }, variation: Pick<VariationView, 'id' | 'type' | 'min_amount'>, texts: TestAlertTexts = ENGLISH_TEST_TEXTS): WidgetAlert {
   const now = Date.now();
   const amount = Math.max(variation.min_amount, 1);
   const common = { id: `test-${randomUUID()}`, is_test: 1, variation_id: variation.id, is_shown: 0, created_at: formatDateTime(now), shown_at: null, reason: 'test' };
@@ -97,6 +104,5 @@ export async function sendTestAlert(db: Kysely<DB>, user: { id: number; name: st
   } else {
     alert = { ...common, name: 'merchandise-sale', external_id: 'test', username: texts.customer, message: texts.message, amount, currency: user.currency, bought_amount: 1 };
   }
-  await db.transaction().execute((tx) => enqueueEvent(tx, { type: 'widget.test_alert', userId: user.id, payload: alert }));
   return alert;
 }
