@@ -21,6 +21,12 @@ export async function staticRoutes(app: FastifyInstance): Promise<void> {
     return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body);
   });
 
+  // Browsers (and OBS's) ask every origin for /favicon.ico whatever the page links; answer with our icon.
+  app.get('/favicon.ico', async (_request, reply) => {
+    const icon = files.get('favicon.svg')!;
+    return reply.header('cache-control', 'public, max-age=86400').type(icon.type).send(icon.body);
+  });
+
   app.get<{ Params: { id: string } }>('/avatars/:id', async (request, reply) => {
     const id = Number.parseInt(request.params.id, 10);
     if (!Number.isSafeInteger(id) || id <= 0) return reply.callNotFound();

@@ -32,6 +32,8 @@ export const WIDGET_TOKEN_CHECK_MS = 60_000;
 
 /** Before each page's own script, in this order. */
 const COMMON_SCRIPTS = ['/static/vendor/centrifuge.js', '/static/common.js', '/static/widget-common.js'];
+/** The alerts widget without a connection: the settings page's preview. */
+export const PREVIEW_SCRIPTS = ['/static/common.js', '/static/widget-common.js', '/static/widget-alerts.js'];
 
 /** The streamer's language: a widget speaks it whatever the language of the machine running OBS. */
 const streamerTranslator = (user: UserRow): Translator => translator(localeOr(user.language));
@@ -40,7 +42,7 @@ const streamerTranslator = (user: UserRow): Translator => translator(localeOr(us
  * A widget page in the streamer's language (`lang`, `dir`, and its messages for the scripts).
  * Scripts are deferred so that /static/i18n.js, a module, runs before them.
  */
-function widgetDocument(t: Translator, kind: 'alerts' | 'goal' | 'poll', config: unknown, scripts: string[]): string {
+export function widgetDocument(t: Translator, kind: 'alerts' | 'goal' | 'poll', config: unknown, scripts: string[]): string {
   const tags: Html[] = scripts.map((src) => html`<script src="${src}" defer></script>`);
   return html`<!doctype html>
 <html lang="${t.tag}" dir="${t.dir}" class="widget">
@@ -49,6 +51,7 @@ function widgetDocument(t: Translator, kind: 'alerts' | 'goal' | 'poll', config:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${t.t('layout.title', { title: t.t(`widget.title.${kind}`) })}</title>
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/static/widget.css">
 </head>
 <body class="widget widget-${kind}">

@@ -1,12 +1,12 @@
 // OBS alerts widget: one alert at a time, de-duplicated by (type, id), marked shown once displayed.
+// Parts, in order: Variations (which look an alert gets), Text (what it says and what is read
+// aloud), Renderer (the card), Player (the queue, sound, speech and timing), Feed (the real-time
+// channel, or the settings page's preview).
 'use strict';
 (function () {
   var W = window.OpenAlertsWidget;
   var config = W.config;
   var stage = document.getElementById('stage');
-  var seen = new Set();
-  var queue = [];
-  var showing = false;
   /** `type:id` of every alert displayed / skipped by this page, oldest first (for debugging and tests). */
   var displayed = [];
   var skipped = [];
@@ -14,7 +14,12 @@
   W.skipped = skipped;
 
   var TYPES = ['donation', 'custom', 'merchandise-sale'];
+  /** Length of the enter and exit animations (widget.css), and the pause between alerts. */
+  var ANIMATION_MS = 500;
   var GAP_MS = 400;
+  var reducedMotion = window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)');
+
+  // ---- Variations -------------------------------------------------------------------------------
 
   /** Payloads carry `name`; anything older or odd is recognised by its fields. */
   function alertType(a) {
@@ -29,12 +34,13 @@
   function comparableAmount(type, a) {
     if (type === 'custom') return 0;
     if (type === 'donation' && a.amount_in_user_currency !== undefined && a.amount_in_user_currency !== null) return Number(a.amount_in_user_currency);
-    var factor = a.currency === config.userCurrency ? 1 : config.toUserCurrency[a.currency];
+    var factor = a.currency === config.userCurrency ? 1 : (config.toUserCurrency || {})[a.currency];
     return Number(a.amount) * (factor || 1);
   }
 
   /** Highest minimum amount not above the alert's amount; newest wins a tie. Null: not shown. */
   function pickVariation(type, a) {
+    if (config.preview) return config.variations[0] || null;
     var candidates = config.variations.filter(function (v) { return v.type === type; });
     if (a.is_test && a.variation_id) {
       var forced = candidates.filter(function (v) { return v.id === a.variation_id; })[0];
@@ -49,9 +55,16 @@
     return best;
   }
 
+  // ---- Text -------------------------------------------------------------------------------------
+
   /** Donations without a name are stored as "Anonymous": the stream reads it in the streamer's language. */
   function displayName(username) {
     return !username || username === 'Anonymous' ? W.t('widget.anonymous', undefined, 'Anonymous') : username;
+  }
+
+  /** The donor's message as the alert shows it (plain text). */
+  function messageText(a) {
+    return typeof a.message === 'string' ? a.message : '';
   }
 
   /** The streamer's template with its placeholders filled in, as plain text (never markup). */
@@ -62,42 +75,141 @@
       amount: hasAmount ? W.formatMoney(a.amount) : '',
       currency: a.currency || '',
       money: hasAmount ? W.formatMoney(a.amount, a.currency) : '',
-      message: a.message || '',
+      message: messageText(a),
       header: a.header || '',
       bought_amount: a.bought_amount === undefined || a.bought_amount === null ? '' : W.number(a.bought_amount),
     };
     return template.replace(/\{(username|amount|currency|money|message|header|bought_amount)\}/g, function (_m, key) { return values[key]; });
   }
 
+  /**
+   * What speech synthesis reads: the message the alert shows, without links (read aloud they are
+   * noise, and a donor could make the stream say anything a URL spells) and without markup-looking
+   * tags. Empty: nothing to read.
+   */
+  function speakableText(message) {
+    return message
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\b(?:[a-z][a-z0-9+.-]*:\/\/|www\.)\S+/gi, ' ')
+      .replace(/\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\/\S*/gi, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+  }
+
+  // ---- Renderer ---------------------------------------------------------------------------------
+
+  var FONTS = {
+    system: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
+    serif: 'Georgia, "Times New Roman", serif',
+    monospace: 'ui-monospace, Consolas, "DejaVu Sans Mono", monospace',
+    rounded: 'ui-rounded, "Trebuchet MS", "Arial Rounded MT Bold", sans-serif',
+    impact: 'Impact, "Arial Black", "DejaVu Sans", sans-serif',
+  };
+
   var httpUrl = function (u) { return typeof u === 'string' && /^https?:\/\//i.test(u) ? u : null; };
 
+  /** The image to show: the alert's own http(s) image (custom alerts may carry one), else the variation's. */
+  function imageOf(item) {
+    var own = httpUrl(item.alert.image_url);
+    if (own) return { src: own, video: false };
+    return item.variation.image || null;
+  }
+
+  function soundOf(item) {
+    return httpUrl(item.alert.sound_url) || item.variation.sound || null;
+  }
+
+  /** The alert card; nothing from the alert becomes markup. Looks are CSSOM writes (allowed by the CSP). */
   function render(item) {
     var a = item.alert;
     var v = item.variation;
     var card = W.el('div', 'alert alert-' + item.type + ' layout-' + v.layout);
     card.setAttribute('data-alert', item.key);
-    var image = httpUrl(a.image_url) || httpUrl(v.image_url);
+    card.style.setProperty('--alert-font', FONTS[v.font_family] || FONTS.system);
+    card.style.setProperty('--alert-size', (v.font_size || 28) + 'px');
+    if (v.title_color) card.style.setProperty('--alert-title-color', v.title_color);
+    if (v.message_color) card.style.setProperty('--alert-message-color', v.message_color);
+    var image = imageOf(item);
     if (image && v.layout !== 'text-only') {
-      var img = W.el('img', 'alert-image');
-      img.alt = '';
-      img.src = image;
-      card.appendChild(img);
+      var media;
+      if (image.video) {
+        media = W.el('video', 'alert-image');
+        media.muted = true;
+        media.loop = true;
+        media.autoplay = true;
+        media.playsInline = true;
+      } else {
+        media = W.el('img', 'alert-image');
+        media.alt = '';
+      }
+      media.src = image.src;
+      card.appendChild(media);
     }
     var body = W.el('div', 'alert-body');
     body.appendChild(W.el('div', 'alert-title', fill(v.text_template, a)));
-    if (a.message && v.text_template.indexOf('{message}') < 0) body.appendChild(W.el('div', 'alert-message', a.message));
+    var message = messageText(a);
+    if (message && v.text_template.indexOf('{message}') < 0) body.appendChild(W.el('div', 'alert-message', message));
     card.appendChild(body);
     return card;
   }
 
-  function playSound(item) {
-    var url = httpUrl(item.alert.sound_url) || httpUrl(item.variation.sound_url);
-    if (!url) return;
-    try {
-      var audio = new Audio(url);
-      var played = audio.play();
-      if (played && played.catch) played.catch(function () { /* autoplay refused or bad file: the alert still shows */ });
-    } catch (e) { /* no audio support */ }
+  // ---- Player -----------------------------------------------------------------------------------
+
+  var queue = [];
+  /** The alert on screen: { item, card, audio, speaking, timer }, or null. */
+  var current = null;
+  /** Utterances started by this page, for tests and debugging: { text, voice, rate, volume }. */
+  var spoken = [];
+  W.spoken = spoken;
+
+  function playSound(state) {
+    var url = soundOf(state.item);
+    if (!url) return Promise.resolve();
+    var audio = new Audio(url);
+    audio.volume = Math.max(0, Math.min(1, (state.item.variation.sound_volume === undefined ? 80 : state.item.variation.sound_volume) / 100));
+    state.audio = audio;
+    return new Promise(function (resolve) {
+      audio.addEventListener('ended', resolve);
+      audio.addEventListener('error', resolve);
+      try {
+        var played = audio.play();
+        // Autoplay refused or a bad file: the alert still shows, speech still follows.
+        if (played && played.catch) played.catch(resolve);
+      } catch (e) { resolve(); }
+    });
+  }
+
+  function pickVoice(name) {
+    var voices = window.speechSynthesis.getVoices() || [];
+    var lang = (document.documentElement.lang || '').toLowerCase();
+    return voices.filter(function (voice) { return name && voice.name === name; })[0]
+      || voices.filter(function (voice) { return voice.lang && voice.lang.toLowerCase().indexOf(lang.split('-')[0]) === 0; })[0]
+      || null;
+  }
+
+  /** Reads the message when the variation asks for it and the amount reaches its TTS minimum. */
+  function speak(state) {
+    var v = state.item.variation;
+    if (!v.tts_enabled || !window.speechSynthesis || typeof SpeechSynthesisUtterance === 'undefined') return;
+    if (comparableAmount(state.item.type, state.item.alert) + 1e-9 < (v.tts_min_amount || 0)) return;
+    var text = speakableText(messageText(state.item.alert));
+    if (!text) return;
+    var utterance = new SpeechSynthesisUtterance(text);
+    utterance.lang = document.documentElement.lang || '';
+    var voice = pickVoice(v.tts_voice);
+    if (voice) utterance.voice = voice;
+    utterance.rate = (v.tts_rate || 100) / 100;
+    utterance.volume = Math.max(0, Math.min(1, (v.tts_volume === undefined ? 100 : v.tts_volume) / 100));
+    state.speaking = true;
+    spoken.push({ key: state.item.key, text: text, voice: voice ? voice.name : '', rate: utterance.rate, volume: utterance.volume });
+    window.speechSynthesis.speak(utterance);
+  }
+
+  function animationOf(v, which) {
+    var name = v[which + '_animation'] || 'fade';
+    // Reduced motion: no movement, only the fade.
+    if (reducedMotion && reducedMotion.matches && name !== 'none') name = 'fade';
+    return which + '-' + name;
   }
 
   function markShown(item, attempt) {
@@ -106,57 +218,45 @@
     });
   }
 
-  /** Ends the alert on screen early ("skip current alert"); null while nothing shows. */
-  var endCurrent = null;
-  /** `type:id` of alerts the streamer skipped while they showed (tests read it). */
-  var endedEarly = [];
-  W.endedEarly = endedEarly;
+  function start(item) {
+    var card = render(item);
+    var state = { item: item, card: card, audio: null, speaking: false, timer: null, done: false };
+    current = state;
+    // `visible`: on screen until the exit starts (tests and OBS scripts can watch it).
+    card.classList.add(animationOf(item.variation, 'enter'), 'visible');
+    stage.replaceChildren(card);
+    displayed.push(item.key);
+    if (!item.alert.is_test && !config.preview) markShown(item, 0);
+    // Speech waits for the alert sound, so the two never talk over each other.
+    playSound(state).then(function () { if (!state.done) speak(state); });
+    state.timer = setTimeout(function () { finish(state); }, item.variation.duration_ms);
+  }
+
+  /** Ends the alert on screen now: speech and sound are cut, the exit animation runs, the next alert follows. */
+  function finish(state) {
+    if (!state || state.done) return;
+    state.done = true;
+    clearTimeout(state.timer);
+    if (state.speaking && window.speechSynthesis) window.speechSynthesis.cancel();
+    if (state.audio) state.audio.pause();
+    state.card.classList.remove(animationOf(state.item.variation, 'enter'), 'visible');
+    state.card.classList.add(animationOf(state.item.variation, 'exit'));
+    setTimeout(function () {
+      state.card.remove();
+      if (current === state) current = null;
+      pump();
+    }, ANIMATION_MS + GAP_MS);
+  }
 
   function pump() {
-    if (showing || queue.length === 0 || W.isStopped()) return;
-    var item = queue.shift();
-    showing = true;
-    var card = render(item);
-    stage.replaceChildren(card);
-    // Next frame, so the CSS transition runs.
-    requestAnimationFrame(function () { card.classList.add('visible'); });
-    playSound(item);
-    displayed.push(item.key);
-    if (!item.alert.is_test) markShown(item, 0);
-    var timer = setTimeout(finish, item.variation.duration_ms);
-    function finish() {
-      clearTimeout(timer);
-      endCurrent = null;
-      card.classList.remove('visible');
-      setTimeout(function () {
-        card.remove();
-        showing = false;
-        pump();
-      }, GAP_MS);
-    }
-    endCurrent = function () {
-      endedEarly.push(item.key);
-      finish();
-    };
+    if (current || queue.length === 0 || W.isStopped()) return;
+    start(queue.shift());
   }
 
-  // --- Moderation: control messages on the widget channel (moderation.service skipCurrentAlert).
-  // A skip is a live command: one replayed from the channel history while (re)subscribing is old
-  // and must not end an alert shown since, so publications delivered with the subscribe reply
-  // (centrifuge-js hands them over right after 'subscribed', in the same turn) are ignored.
-  var replaying = false;
-  function control(a) {
-    if (a.reason === 'skip_alert' && !replaying && endCurrent) endCurrent();
-  }
-  function onSubscribedControl() {
-    replaying = true;
-    setTimeout(function () { replaying = false; }, 0);
-  }
-  // --- end moderation
+  var seen = new Set();
 
   function enqueue(a) {
     if (!a || typeof a !== 'object') return;
-    if (a.name === 'control') return control(a);
     var type = alertType(a);
     if (!type || a.id === undefined || a.id === null) return;
     var key = type + ':' + a.id;
@@ -174,8 +274,52 @@
     pump();
   }
 
+  /** `type:id` of alerts the streamer skipped while they showed (tests read it). */
+  var endedEarly = [];
+  W.endedEarly = endedEarly;
+
+  W.player = {
+    enqueue: enqueue,
+    /** The alert on screen ({ item, card }) or null. */
+    current: function () { return current; },
+    /** Ends the alert on screen early (as its duration would). */
+    finishCurrent: function () { finish(current); },
+  };
+
+  // ---- Feed -------------------------------------------------------------------------------------
+
+  /** The streamer saved their variations: alerts from now on use the new ones. */
+  function applyVariations(list) {
+    if (!Array.isArray(list)) return;
+    config.variations = list;
+    W.variationsChanged = (W.variationsChanged || 0) + 1;
+  }
+
+  // Moderation: control messages on the widget channel (moderation.service skipCurrentAlert).
+  // A skip is a live command: one replayed from the channel history while (re)subscribing is old
+  // and must not end an alert shown since, so publications delivered with the subscribe reply
+  // (centrifuge-js hands them over right after 'subscribed', in the same turn) are ignored.
+  var replaying = false;
+  function control(a) {
+    if (a.reason === 'skip_alert' && !replaying && current && !current.done) {
+      endedEarly.push(current.item.key);
+      finish(current);
+    }
+  }
+  function onSubscribedControl() {
+    replaying = true;
+    setTimeout(function () { replaying = false; }, 0);
+  }
+
+  function onPublication(data) {
+    if (!data || typeof data !== 'object') return;
+    if (data.event === 'settings_changed') applyVariations(data.variations);
+    else if (data.name === 'control') control(data);
+    else enqueue(data);
+  }
+
   function refreshVariations() {
-    return W.api('variations').then(function (r) { config.variations = r.data; }).catch(function () {});
+    return W.api('variations').then(function (r) { applyVariations(r.data); }).catch(function () {});
   }
 
   /** Alerts that arrived while no widget was open, or that recovery could not bring back. */
@@ -183,14 +327,39 @@
     return W.api('unshown').then(function (r) { r.data.forEach(enqueue); }).catch(function () {});
   }
 
-  W.subscribe(enqueue, function () {
+  /**
+   * The settings page's preview: the same card and player, with a sample alert again and again.
+   * The page sends the form's current values (same origin only) so the preview follows edits.
+   */
+  function runPreview() {
+    var n = 0;
+    function again() {
+      if (!current && queue.length === 0) enqueue(Object.assign({}, config.sample, { id: 'preview-' + (++n) }));
+    }
+    window.addEventListener('message', function (event) {
+      if (event.origin !== location.origin || !event.data || event.data.type !== 'openalerts-preview') return;
+      applyVariations([Object.assign({}, config.variations[0], event.data.variation)]);
+      queue.length = 0;
+      if (current) finish(current);
+    });
+    again();
+    setInterval(again, 500);
+  }
+
+  if (config.preview) {
+    runPreview();
+    return;
+  }
+
+  // Variation changes arrive on the channel (`settings_changed`); a (re)subscription reloads them
+  // in case such a publication was missed while offline. No polling.
+  W.subscribe(onPublication, function () {
     onSubscribedControl();
     refreshVariations().then(catchUp);
   });
-  var timer = setInterval(refreshVariations, config.tokenCheckMs);
   W.onStop(function () {
-    clearInterval(timer);
     queue.length = 0;
+    if (current) finish(current);
     stage.replaceChildren();
   });
 })();
