@@ -39,4 +39,15 @@ export class BrowserSession {
     if (response.statusCode < 300 || response.statusCode >= 400 || typeof location !== 'string') return response;
     return this.get(location);
   }
+
+  /** Posts a multipart form (fields, then files, as a browser orders a form's inputs), with the CSRF token of the last page. */
+  async postMultipart(url: string, fields: Record<string, string>, files: Record<string, { name: string; data: Buffer; type?: string }> = {}): Promise<LightMyRequestResponse> {
+    const form = new FormData();
+    if (!('_csrf' in fields) && this.lastCsrf) form.append('_csrf', this.lastCsrf);
+    for (const [k, v] of Object.entries(fields)) form.append(k, v);
+    for (const [k, f] of Object.entries(files)) form.append(k, new Blob([new Uint8Array(f.data)], { type: f.type ?? 'application/octet-stream' }), f.name);
+    const encoded = new Request('http://localhost/', { method: 'POST', body: form });
+    const payload = Buffer.from(await encoded.arrayBuffer());
+    return this.request({ method: 'POST', url, payload, headers: { 'content-type': encoded.headers.get('content-type')!, accept: 'text/html' } });
+  }
 }

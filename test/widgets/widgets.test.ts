@@ -150,14 +150,15 @@ describe('variations', () => {
     const bad = await s.postForm('/dashboard/widgets/variations', {
       type: 'donation', name: 'Big <one>', min_amount: '-3', duration_ms: '50', layout: 'sideways', text_template: '', sound_url: 'javascript:alert(1)', image_url: 'ftp://x', enabled: '1',
     });
-    assert.equal(bad.statusCode, 422);
+    assert.equal(bad.statusCode, 400);
     for (const message of ['minimum amount', 'duration', 'layout', 'text template', 'sound url', 'image url']) assert.match(bad.body, new RegExp(`The ${message}`, 'i'), message);
     assert.ok(bad.body.includes('value="Big &lt;one&gt;"'), 'values are kept, escaped');
     assert.ok(bad.body.includes('value="javascript:alert(1)"'));
-    assert.equal((await listVariations(w.t.database.db, streamer.id)).length, 0);
+    const defaults = (await listVariations(w.t.database.db, streamer.id)).map((v) => v.id);
+    assert.equal(defaults.length, 2, 'only the two default variations of a new account');
 
     const typeRes = await s.postForm('/dashboard/widgets/variations', { type: 'nope', name: '', duration_ms: '3000', layout: 'text-only', text_template: 'x' });
-    assert.equal(typeRes.statusCode, 422);
+    assert.equal(typeRes.statusCode, 400);
     assert.match(typeRes.body, /The type must be one of/);
     assert.match(typeRes.body, /The name field is required/);
 
@@ -165,10 +166,13 @@ describe('variations', () => {
       type: 'donation', name: 'Big', min_amount: '10.50', duration_ms: '5000', layout: 'image-left', text_template: '{username} gave {amount} {currency}', sound_url: 'https://cdn.example.test/ding.mp3', image_url: '', enabled: '1',
     });
     assert.equal(ok.statusCode, 303, ok.body);
-    const [created] = await listVariations(w.t.database.db, streamer.id);
+    const created = (await listVariations(w.t.database.db, streamer.id)).find((v) => !defaults.includes(v.id));
     assert.deepEqual({ ...created, id: 0 }, {
       id: 0, type: 'donation', name: 'Big', min_amount: 10.5, duration_ms: 5000, layout: 'image-left', text_template: '{username} gave {amount} {currency}',
       sound_url: 'https://cdn.example.test/ding.mp3', image_url: null, enabled: 1,
+      image_source: 'none', image_media_id: null, sound_source: 'url', sound_media_id: null, sound_volume: 80, enter_animation: 'fade', exit_animation: 'fade',
+      font_family: 'system', font_size: 28, title_color: '#ffd54a', message_color: '#ffffff', tts_enabled: 0, tts_voice: '', tts_rate: 100, tts_volume: 100,
+      tts_min_amount: 0, image: null, sound: 'https://cdn.example.test/ding.mp3',
     });
 
     const custom = await s.postForm('/dashboard/widgets/variations', { type: 'custom', name: 'Apps', min_amount: '99', duration_ms: '3000', layout: 'text-only', text_template: '{header}' });
@@ -203,7 +207,7 @@ describe('variations', () => {
     await s.get('/dashboard/widgets');
     const res = await s.postForm(`/dashboard/widgets/variations/${v.id}/test`, {});
     assert.equal(res.statusCode, 303);
-    const rows = await eventsOnChannel(w.t.database.db, `$widget:alerts_${streamer.id}`);
+    const rows = (await eventsOnChannel(w.t.database.db, `$widget:alerts_${streamer.id}`)).filter((r) => r.type !== 'widget.settings_changed');
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.type, 'widget.test_alert');
     const payload = rows[0]!.payload;
