@@ -3,6 +3,7 @@ import { ValidationError } from '../../domain/errors.js';
 import type { UserRow } from '../../modules/accounts/accounts.table.js';
 import { CSP_DIRECTIVES } from '../../http/security-headers.js';
 import { formatBytes } from '../../modules/media/media.service.js';
+import { recordMilestone } from '../../modules/onboarding/onboarding.service.js';
 import { sendTestAlert, testAlertFor, type TestAlertTexts } from '../../modules/widgets/alerts.service.js';
 import {
   ALERT_TYPES, ANIMATIONS, createVariation, DEFAULT_IMAGE, DEFAULT_SOUND, deleteVariation, FONTS, getVariation, LAYOUTS, listVariations,
@@ -375,6 +376,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
     const variation = await getVariation(db, user.id, idOf(request.params.id));
     const t = request.i18n!;
     await sendTestAlert(db, user, variation, testTexts(t));
+    await recordMilestone(db, user.id, 'test_alert_sent');
     return reply.redirect('/dashboard/widgets?done=test', 303);
   });
 }

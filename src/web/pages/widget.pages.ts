@@ -7,6 +7,7 @@ import { currentRates } from '../../modules/currencies/currencies.service.js';
 import { getGoal, listGoals } from '../../modules/goals/goals.service.js';
 import { goalChannel, pollChannel, widgetChannel } from '../../modules/outbox/channels.js';
 import { getActivePoll } from '../../modules/polls/polls.service.js';
+import { recordMilestone } from '../../modules/onboarding/onboarding.service.js';
 import { markShown, unshownAlerts } from '../../modules/widgets/alerts.service.js';
 import { listVariations } from '../../modules/widgets/variations.service.js';
 import { userForWidgetToken } from '../../modules/widgets/widget-tokens.service.js';
@@ -83,6 +84,8 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
       privateReply(reply).status(404).type('text/html; charset=utf-8').send(errorPage(404, t.t('widget.invalid_link'), t));
       return null;
     }
+    // The overview's checklist: a widget page opened with the streamer's token means it is in OBS.
+    await recordMilestone(db, user.id, 'widget_added');
     return user;
   };
   /** API routes: 401 JSON, which the page's centrifuge getToken turns into "stop reconnecting". */
