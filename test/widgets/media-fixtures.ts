@@ -3,13 +3,14 @@
  * minimal WebM, and the hostile look-alikes the upload must refuse.
  */
 
-/** GIF LZW for one frame of a single palette index: a clear code before the code size would grow, so every code stays minimum+1 bits. */
+/** GIF LZW for one frame of a single palette index: a clear code every two pixels, before the code size would grow, so every code stays minimum+1 bits. */
 function gifFrameData(pixels: number, index: number): Buffer {
   const minCode = 2;
   const clear = 1 << minCode;
   const end = clear + 1;
   const codes: number[] = [];
-  const perRun = (1 << (minCode + 1)) - 2 - 2; // literals before the table would need another bit
+  // Two literals add one table entry (6); a third would make the next code 8, which needs 4 bits.
+  const perRun = 2;
   for (let i = 0; i < pixels; i++) {
     if (i % perRun === 0) codes.push(clear);
     codes.push(index);

@@ -164,7 +164,8 @@
 
   function playSound(state) {
     var url = soundOf(state.item);
-    if (!url) return Promise.resolve();
+    // The settings page's preview loops silently; "Send test alert" is how a streamer hears it.
+    if (!url || config.preview) return Promise.resolve();
     var audio = new Audio(url);
     audio.volume = Math.max(0, Math.min(1, (state.item.variation.sound_volume === undefined ? 80 : state.item.variation.sound_volume) / 100));
     state.audio = audio;
@@ -190,7 +191,7 @@
   /** Reads the message when the variation asks for it and the amount reaches its TTS minimum. */
   function speak(state) {
     var v = state.item.variation;
-    if (!v.tts_enabled || !window.speechSynthesis || typeof SpeechSynthesisUtterance === 'undefined') return;
+    if (config.preview || !v.tts_enabled || !window.speechSynthesis || typeof SpeechSynthesisUtterance === 'undefined') return;
     if (comparableAmount(state.item.type, state.item.alert) + 1e-9 < (v.tts_min_amount || 0)) return;
     var text = speakableText(messageText(state.item.alert));
     if (!text) return;
