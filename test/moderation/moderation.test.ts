@@ -4,6 +4,7 @@ import { createDonation } from '../../src/modules/donations/donations.service.js
 import { donationChannel, widgetChannel } from '../../src/modules/outbox/channels.js';
 import { allEvents, eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 import { unshownAlerts } from '../../src/modules/widgets/alerts.service.js';
+import { approvalQueue, DEFAULT_SETTINGS, saveModerationSettings } from '../../src/modules/moderation/moderation.service.js';
 import { assertHtml, streamer } from '../dashboard/helpers.js';
 import { buildTestApp, dialects, type TestApp } from '../helper.js';
 
@@ -114,6 +115,27 @@ for (const dialect of await dialects()) {
       assert.ok(row.not_before !== null && Number(row.not_before) >= Number(row.created_at) + 299_000);
       assert.deepEqual(await unshownAlerts(t.database.db, user), []);
       assert.deepEqual((await unshownAlerts(t.database.db, user, undefined, Date.now() + 301_000)).map((a) => a.id), [d.id]);
+    });
+
+    test('a donation recorded outside the donor form (API, sandbox, CLI) that breaks a reject-mode rule is held, masked', async () => {
+      const { user } = await streamer(t, { currency: 'USD' });
+      await saveModerationSettings(t.database.db, user.id, { ...DEFAULT_SETTINGS, bannedWords: ['crap'], bannedWordsMode: 'reject', links: 'reject' });
+      const d = await createDonation(t.database.db, { userId: user.id, username: 'see x.io', message: 'crap', amount: '2', currency: 'USD' });
+      assert.deepEqual(await eventsOnChannel(t.database.db, widgetChannel(user.id)), []);
+      const [held] = await approvalQueue(t.database.db, user.id);
+      assert.equal(held!.donation.id, d.id);
+      assert.equal(held!.moderation.shown_username, 'see');
+      assert.equal(held!.moderation.shown_message, '****');
+      assert.ok((JSON.parse(held!.moderation.reasons) as string[]).includes('rule'));
+    });
+
+    test('below the minimum amount the alert goes out without its message', async () => {
+      const { user } = await streamer(t, { currency: 'USD' });
+      await saveModerationSettings(t.database.db, user.id, { ...DEFAULT_SETTINGS, minMessageAmount: 500 });
+      await createDonation(t.database.db, { userId: user.id, username: 'Small', message: 'read me', amount: '4.99', currency: 'USD' });
+      await createDonation(t.database.db, { userId: user.id, username: 'Big', message: 'read me too', amount: '5', currency: 'USD' });
+      const events = await eventsOnChannel(t.database.db, widgetChannel(user.id));
+      assert.deepEqual(events.map((e) => [e.payload.username, e.payload.message]), [['Small', ''], ['Big', 'read me too']]);
     });
 
     test('skip current alert: a control message on the widget channel only', async () => {

@@ -15,6 +15,7 @@ import {
   type SettingsForm,
 } from '../../../modules/moderation/moderation.service.js';
 import type { Translator } from '../../../i18n/translator.js';
+import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { pageTranslator } from '../../i18n.js';
@@ -25,9 +26,6 @@ const FIELDS: (keyof SettingsForm)[] = [
   'banned_words', 'banned_words_mode', 'links', 'max_message_length', 'min_message_amount',
   'ip_rate_limit', 'donor_rate_limit', 'rate_window_seconds', 'approval_required', 'alert_delay_seconds',
 ];
-
-/** Notices after a redirect (?done=…): the catalog key of each. */
-const DONE = { saved: 'moderation.notice.saved', skipped: 'moderation.notice.skipped', approved: 'moderation.notice.approved', rejected: 'moderation.notice.rejected' } as const;
 
 function errorText(t: Translator, code: SettingsErrorCode): string {
   switch (code) {
@@ -116,11 +114,9 @@ ${settingsCard(t, csrf, user.currency, form, flash.errors)}`;
  * alert" (moderation.service). Plain forms; every action answers with a redirect back here.
  */
 export async function moderationPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/moderation', { preHandler: requireUser }, (request, reply) => {
-    const done = field(request.query, 'done');
-    const t = pageTranslator(request);
-    return render(app, request, reply, { notice: done in DONE ? t.t(DONE[done as keyof typeof DONE]) : undefined });
-  });
+  app.get('/dashboard/moderation', { preHandler: requireUser }, (request, reply) => render(app, request, reply, { notice: takeFlash(request, reply).notice }));
+  const done = (request: FastifyRequest, reply: FastifyReply, key: 'saved' | 'skipped' | 'approved' | 'rejected') =>
+    redirectWithFlash(request, reply, '/dashboard/moderation', { notice: pageTranslator(request).t(`moderation.notice.${key}`) });
 
   app.post('/dashboard/moderation', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const form = Object.fromEntries(FIELDS.map((name) => [name, field(request.body, name)])) as unknown as SettingsForm;
@@ -131,12 +127,12 @@ export async function moderationPages(app: FastifyInstance): Promise<void> {
       return render(app, request, reply, { form, errors }, 422);
     }
     await saveModerationSettings(app.ctx.db, request.sessionUser!.id, parsed.settings);
-    return reply.redirect('/dashboard/moderation?done=saved', 303);
+    return done(request, reply, 'saved');
   });
 
   app.post('/dashboard/moderation/skip', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     await skipCurrentAlert(app.ctx.db, request.sessionUser!.id);
-    return reply.redirect('/dashboard/moderation?done=skipped', 303);
+    return done(request, reply, 'skipped');
   });
 
   for (const action of ['approve', 'reject'] as const) {
@@ -151,7 +147,7 @@ export async function moderationPages(app: FastifyInstance): Promise<void> {
         const t = pageTranslator(request);
         return render(app, request, reply, { notice: t.t('moderation.notice.not_held') }, 404);
       }
-      return reply.redirect(`/dashboard/moderation?done=${action === 'approve' ? 'approved' : 'rejected'}`, 303);
+      return done(request, reply, action === 'approve' ? 'approved' : 'rejected');
     });
   }
 }
