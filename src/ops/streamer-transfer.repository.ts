@@ -17,6 +17,8 @@ export interface StreamerRows {
   pollOptions: Row<'poll_options'>[];
   widgetToken: Row<'widget_tokens'> | null;
   variations: Row<'alert_variations'>[];
+  moderationSettings: Row<'moderation_settings'> | null;
+  donationModeration: Row<'donation_moderation'>[];
 }
 
 export async function readStreamerRows(db: Kysely<DB>, userId: number): Promise<StreamerRows | null> {
@@ -36,6 +38,8 @@ export async function readStreamerRows(db: Kysely<DB>, userId: number): Promise<
     pollOptions: pollIds.length ? await db.selectFrom('poll_options').selectAll().where('poll_id', 'in', pollIds).orderBy('id').execute() : [],
     widgetToken: (await db.selectFrom('widget_tokens').selectAll().where('user_id', '=', userId).executeTakeFirst()) ?? null,
     variations: await db.selectFrom('alert_variations').selectAll().where('user_id', '=', userId).orderBy('id').execute(),
+    moderationSettings: (await db.selectFrom('moderation_settings').selectAll().where('user_id', '=', userId).executeTakeFirst()) ?? null,
+    donationModeration: await db.selectFrom('donation_moderation').selectAll().where('user_id', '=', userId).orderBy('donation_id').execute(),
   };
 }
 
@@ -80,8 +84,15 @@ export async function insertPollOption(tx: Kysely<DB>, row: NoId<'poll_options'>
 export async function insertGoal(tx: Kysely<DB>, row: NoId<'goals'>): Promise<void> {
   await tx.insertInto('goals').values(row).execute();
 }
-export async function insertDonation(tx: Kysely<DB>, row: NoId<'donations'>): Promise<void> {
-  await tx.insertInto('donations').values(row).execute();
+export async function insertDonation(tx: Kysely<DB>, row: NoId<'donations'>): Promise<number> {
+  const { id } = await tx.insertInto('donations').values(row).returning('id').executeTakeFirstOrThrow();
+  return Number(id);
+}
+export async function insertModerationSettings(tx: Kysely<DB>, row: Insertable<DB['moderation_settings']>): Promise<void> {
+  await tx.insertInto('moderation_settings').values(row).execute();
+}
+export async function insertDonationModeration(tx: Kysely<DB>, row: Insertable<DB['donation_moderation']>): Promise<void> {
+  await tx.insertInto('donation_moderation').values(row).execute();
 }
 export async function insertWidgetToken(tx: Kysely<DB>, row: Insertable<DB['widget_tokens']>): Promise<void> {
   await tx.insertInto('widget_tokens').values(row).execute();

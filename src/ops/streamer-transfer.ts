@@ -16,7 +16,8 @@ type AppExport = Omit<Row<'apps'>, 'secret_sealed'> & { client_secret: string; p
  * One streamer, moved between instances by `openalerts export` / `import`: the profile, the
  * applications they own (with their secrets, re-sealed on import under the receiving instance's
  * key), donations, goals, polls with their options, and widget settings (token and alert
- * variations). Every column of every row is carried as stored; ids are the source's and are
+ * variations) and moderation (the rules, and what the stream was shown of each donation). Every
+ * column of every row is carried as stored; ids are the source's and are
  * renumbered on import (the file keeps them only to link rows). Not carried: sessions and OAuth
  * grants (log in and authorize again), and history shared with others (merchandise sales, custom
  * alerts sent by other people's applications), and uploaded alert media (a variation that used an
@@ -35,6 +36,9 @@ export interface StreamerExport {
   /** The widget token in clear (the OBS URLs keep working after the move), or null if never made. */
   widget_token: { token: string; created_at: number } | null;
   alert_variations: Row<'alert_variations'>[];
+  /** Absent from exports made before moderation: no rules, donations shown as sent. */
+  moderation_settings?: Row<'moderation_settings'> | null;
+  donation_moderation?: Row<'donation_moderation'>[];
 }
 
 export async function exportStreamer(db: Kysely<DB>, key: Buffer, userRef: string): Promise<StreamerExport> {
@@ -53,6 +57,8 @@ export async function exportStreamer(db: Kysely<DB>, key: Buffer, userRef: strin
     poll_options: rows.pollOptions,
     widget_token: rows.widgetToken ? { token: decryptSecret(key, rows.widgetToken.token_sealed), created_at: rows.widgetToken.created_at } : null,
     alert_variations: rows.variations,
+    moderation_settings: rows.moderationSettings,
+    donation_moderation: rows.donationModeration,
   };
 }
 
@@ -81,6 +87,10 @@ function parseExport(doc: unknown): StreamerExport {
   }
   if (d.widget_token !== null && (typeof d.widget_token !== 'object' || typeof d.widget_token?.token !== 'string')) throw new BackupError('The export\'s "widget_token" is invalid.');
   if (d.apps!.some((a) => typeof a.client_secret !== 'string')) throw new BackupError('An application in the export has no client_secret.');
+  if (d.moderation_settings !== undefined && d.moderation_settings !== null && typeof d.moderation_settings !== 'object') throw new BackupError('The export\'s "moderation_settings" is invalid.');
+  if (d.donation_moderation !== undefined && (!Array.isArray(d.donation_moderation) || d.donation_moderation.some((row) => !row || typeof row !== 'object' || typeof row.donation_id !== 'number'))) {
+    throw new BackupError('The export\'s "donation_moderation" is not a list of rows with donation ids.');
+  }
   return d as StreamerExport;
 }
 
@@ -112,10 +122,17 @@ export async function importStreamer(db: Kysely<DB>, key: Buffer, doc: unknown):
         optionIds.set(option.id, await repo.insertPollOption(tx, { ...withoutId(option), poll_id: pollId }));
       }
       for (const goal of data.goals) await repo.insertGoal(tx, { ...withoutId(goal), user_id: userId });
+      const donationIds = new Map<number, number>();
       for (const donation of data.donations) {
         const optionId = donation.poll_option_id === null ? null : optionIds.get(donation.poll_option_id);
         if (optionId === undefined) throw new BackupError(`Donation ${donation.id} voted for poll option ${donation.poll_option_id}, which is not in the export.`);
-        await repo.insertDonation(tx, { ...withoutId(donation), user_id: userId, poll_option_id: optionId });
+        donationIds.set(donation.id, await repo.insertDonation(tx, { ...withoutId(donation), user_id: userId, poll_option_id: optionId }));
+      }
+      if (data.moderation_settings) await repo.insertModerationSettings(tx, { ...data.moderation_settings, user_id: userId });
+      for (const m of data.donation_moderation ?? []) {
+        const donationId = donationIds.get(m.donation_id);
+        if (donationId === undefined) throw new BackupError(`Moderation of donation ${m.donation_id}, which is not in the export.`);
+        await repo.insertDonationModeration(tx, { ...m, donation_id: donationId, user_id: userId });
       }
       if (data.widget_token) {
         const token = data.widget_token.token;

@@ -8,6 +8,7 @@ import { setPublicClient } from '../../src/oauth/clients.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { createGoal } from '../../src/modules/goals/goals.service.js';
 import { createPoll } from '../../src/modules/polls/polls.service.js';
+import { DEFAULT_SETTINGS, saveModerationSettings } from '../../src/modules/moderation/moderation.service.js';
 import { widgetTokenFor } from '../../src/modules/widgets/widget-tokens.service.js';
 import { readStreamerRows, type StreamerRows } from '../../src/ops/streamer-transfer.repository.js';
 import { dialects, makeUser, openTestDatabase, tempDir, type TestDatabase } from '../helper.js';
@@ -25,6 +26,8 @@ async function populate(t: TestDatabase, key: Buffer): Promise<number> {
   await createGoal(db, user.id, { title: 'New camera', goalAmount: '500', startAmount: '20' });
   const poll = await createPoll(db, user.id, { title: 'Next game?', options: ['Chess', 'Go'], allowUserOptions: 1 });
   await createDonation(db, { userId: user.id, amount: '12.50', currency: 'USD', username: 'Ann', message: 'für dich ❤', payinSystem: 'Sandbox', pollOptionId: poll.options[1]!.id });
+  // Moderation from here on: the rules, and what the stream was shown of the next donations.
+  await saveModerationSettings(db, user.id, { ...DEFAULT_SETTINGS, bannedWords: ['vote'], approvalRequired: true });
   await createDonation(db, { userId: user.id, amount: '3', currency: 'EUR', username: 'Bo', message: '', payinSystem: 'Sandbox', pollOptionTitle: 'Poker' });
   await createDonation(db, { userId: user.id, amount: '1000', currency: 'RUB', username: 'Cy', message: 'no vote', payinSystem: 'Sandbox' });
   await widgetTokenFor(db, key, user.id);
@@ -55,6 +58,8 @@ function normalized(rows: StreamerRows, key: { decryptApp(sealed: string): strin
     pollOptions: rows.pollOptions.map(({ id: _id, poll_id, ...o }) => ({ ...o, poll: polls.get(poll_id) })),
     widgetToken: rows.widgetToken && { token_hash: rows.widgetToken.token_hash, created_at: rows.widgetToken.created_at, token: key.decryptWidget(rows.widgetToken.token_sealed) },
     variations: rows.variations.map(({ id: _id, user_id: _x, ...v }) => v),
+    moderationSettings: rows.moderationSettings && (({ user_id: _x, ...m }) => m)(rows.moderationSettings),
+    donationModeration: rows.donationModeration.map(({ donation_id, user_id: _x, ...m }) => ({ ...m, donation: pos(rows.donations).get(donation_id) })),
   };
 }
 
@@ -100,6 +105,8 @@ async function transfer(from: Dialect, to: Dialect) {
     assert.equal(before.donations.length, 3);
     assert.equal(before.pollOptions.length, 3);
     assert.ok(before.donations.some((d) => d.option === 2), 'the vote for the donor-added option points at it');
+    assert.equal(before.donationModeration.length, 2);
+    assert.ok(before.donationModeration.some((m) => m.shown_message === 'no ****' && m.status === 'held'));
 
     // Importing the same streamer twice is refused, and writes nothing.
     const usersBefore = await target.database.db.selectFrom('users').select('id').execute();
