@@ -6,6 +6,7 @@ import type { DB } from './db/schema.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { NodeRegistry } from './ops/node-registry.js';
 import type { UserRow } from './modules/accounts/accounts.table.js';
+import type { PaymentProviders } from './modules/payments/providers.js';
 import type { OutboxRelay } from './modules/outbox/outbox.relay.js';
 import type { WebhookDispatcher } from './modules/webhooks/webhooks.dispatcher.js';
 import type { RealtimeTokens } from './modules/realtime-tokens/realtime-tokens.service.js';
@@ -35,6 +36,8 @@ export interface AppContext {
   metrics: Metrics;
   /** PostgreSQL: the nodes sharing the database (heartbeats); null on SQLite, where one server holds the file. */
   nodes: NodeRegistry | null;
+  /** The payment providers this instance runs (PAYMENT_PROVIDERS, SANDBOX) and the Stripe client. */
+  payments: PaymentProviders;
 }
 
 declare module 'fastify' {

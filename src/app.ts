@@ -18,6 +18,9 @@ import { proxyTrust } from './http/proxy-trust.js';
 import { loggingOptions, registerRequestIdHeader } from './http/request-log.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { goalSweeper } from './modules/goals/goals.plugin.js';
+import { paymentNotificationsPlugin } from './modules/payments/payments.plugin.js';
+import { PaymentProviders } from './modules/payments/providers.js';
+import type { StripeApiEndpoint } from './modules/payments/stripe.js';
 import { outboxRelayPlugin } from './modules/outbox/outbox.plugin.js';
 import { ClaimOwner, loadNodeId } from './modules/outbox/claim-owner.js';
 import { OutboxRelay } from './modules/outbox/outbox.relay.js';
@@ -37,6 +40,8 @@ export interface AppOverrides {
   secrets?: Secrets;
   /** false silences request logs (tests). */
   logger?: boolean;
+  /** Where the Stripe client sends API requests (tests: a loopback stand-in of the Stripe API). */
+  stripeApi?: StripeApiEndpoint;
 }
 
 /** Builds the whole service from config; server.ts listens, tests inject. Runs migrations. */
@@ -94,7 +99,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
   relay.onPublished((_event, createdAt, publishedAt) => metrics.published((publishedAt - createdAt) / 1000));
   const webhooks = new WebhookDispatcher(database, { config: config.webhooks, encryptionKey: secrets.encryptionKey, owner: new ClaimOwner(nodeId), logger: app.log });
-  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtimeTokens, revocations, realtime, relay, webhooks, metrics, nodes };
+  const payments = new PaymentProviders(config.payments, overrides.stripeApi);
+  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtimeTokens, revocations, realtime, relay, webhooks, metrics, nodes, payments };
   app.decorate('ctx', ctx);
 
   // Shared by every surface, so registered at the root: the request id header, the JSON content type (INTEROP §1), the
@@ -121,6 +127,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await app.register(apiPlugin);
   await app.register(oauthRoutes);
   await app.register(pagesPlugin);
+  await app.register(paymentNotificationsPlugin);
   await app.register(widgetsPlugin);
   await app.register(assetsPlugin);
   await app.register(goalSweeper);

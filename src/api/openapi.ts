@@ -48,6 +48,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             name: 'signature',
             description: MERCHANT_SIGNATURE,
           },
+          standardWebhooks: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'webhook-signature',
+            description: 'OpenAlerts extension: a request signed per Standard Webhooks with the streamer’s own `whsec_…` secret — `webhook-id`, `webhook-timestamp` (unix seconds, within 5 minutes of now) and `webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`. No bearer token.',
+          },
           clientSecretBasic: {
             type: 'http',
             scheme: 'basic',
@@ -67,6 +73,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           description:
             'OpenAlerts extension (operations marked `x-openalerts-extension`), not part of the original API: the authorized streamer’s events POSTed to your HTTPS endpoint, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), in order per subscription, retried with backoff for 24 hours.',
         },
+        { name: 'Payments', description: 'OpenAlerts extensions (marked `x-openalerts-extension`), not in the original API: donations reported by other payment processors and bots, signed per Standard Webhooks.' },
       ],
     },
     transform: ({ schema, url }) => {

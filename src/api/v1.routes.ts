@@ -3,6 +3,7 @@ import { alwaysJson, errorHandler, notFoundHandler } from '../http/error-handler
 import { profileRoutes } from '../modules/accounts/profile.routes.js';
 import { customAlertRoutes } from '../modules/custom-alerts/custom-alerts.routes.js';
 import { donationRoutes } from '../modules/donations/donations.routes.js';
+import { signedIntakeRoutes } from '../modules/payments/signed-intake.js';
 import { merchandiseRoutes } from '../modules/merchandise/merchandise.routes.js';
 import { webhookRoutes } from '../modules/webhooks/webhooks.routes.js';
 import { centrifugeSubscribeRoutes } from '../realtime/subscribe.routes.js';
@@ -31,4 +32,5 @@ export async function apiV1Routes(app: FastifyInstance): Promise<void> {
   await app.register(merchandiseRoutes);
   await app.register(centrifugeSubscribeRoutes);
   await app.register(webhookRoutes);
+  await app.register(signedIntakeRoutes);
 }

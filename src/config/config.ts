@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { isStreamerProvider, STREAMER_PROVIDERS, type StreamerProviderId } from '../domain/payment-providers.js';
 import type { RawEnv } from './env.js';
 
 export type DatabaseConfig =
@@ -43,6 +44,7 @@ export interface Config {
   /** Largest alert image, video or sound a streamer may upload, bytes (kept in the database). */
   mediaMaxBytes: number;
   webhooks: WebhooksConfig;
+  payments: PaymentsConfig;
 }
 
 /** Webhook delivery (modules/webhooks; README "Webhooks"). Times in milliseconds. */
@@ -57,6 +59,19 @@ export interface WebhooksConfig {
   retryBaseMs: number;
   /** After a secret rotation the old secret still signs (a second signature) this long. */
   secretOverlapMs: number;
+}
+
+export interface PaymentsConfig {
+  /**
+   * The built-in test provider (records donations as paid, takes no money): on by default only
+   * while PUBLIC_URL is a loopback address, so a public instance never takes free donations
+   * unless its operator says so (SANDBOX=1).
+   */
+  sandbox: boolean;
+  /** Providers streamers may turn on in their dashboard (PAYMENT_PROVIDERS). */
+  enabled: readonly StreamerProviderId[];
+  /** The instance's Stripe account; set exactly when `stripe` is enabled. */
+  stripe: { secretKey: string; webhookSecret: string } | null;
 }
 
 /** A configuration error names the variable and says what is allowed. */
@@ -133,11 +148,44 @@ function trustProxy(raw: string | undefined): false | number | string[] {
   return entries;
 }
 
-function flag(env: RawEnv, key: keyof RawEnv): boolean {
+function flag(env: RawEnv, key: keyof RawEnv, fallback = false): boolean {
   const raw = env[key]?.trim().toLowerCase();
-  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (raw === undefined) return fallback;
+  if (raw === 'false' || raw === '0') return false;
   if (raw === 'true' || raw === '1') return true;
   throw new ConfigError(key, `"${env[key]}" is not a flag; use true or false.`);
+}
+
+/** localhost, *.localhost, 127.0.0.0/8 and ::1: a URL only this machine can reach. */
+export function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
+
+function paymentsConfig(env: RawEnv, publicUrl: string): PaymentsConfig {
+  const usage = `use a comma-separated list of ${STREAMER_PROVIDERS.join(', ')}, or leave it unset for none.`;
+  const enabled: StreamerProviderId[] = [];
+  for (const entry of (env.PAYMENT_PROVIDERS ?? '').split(',').map((e) => e.trim().toLowerCase()).filter(Boolean)) {
+    if (!isStreamerProvider(entry)) throw new ConfigError('PAYMENT_PROVIDERS', `"${entry}" is not a payment provider; ${usage}`);
+    if (!enabled.includes(entry)) enabled.push(entry);
+  }
+  let stripe: PaymentsConfig['stripe'] = null;
+  if (enabled.includes('stripe')) {
+    const secretKey = env.STRIPE_SECRET_KEY;
+    const webhookSecret = env.STRIPE_WEBHOOK_SECRET;
+    if (!secretKey || !/^(sk|rk)_(test|live)_\w+$/.test(secretKey)) {
+      throw new ConfigError('STRIPE_SECRET_KEY', 'Stripe is in PAYMENT_PROVIDERS; set the secret key of the instance\'s Stripe account (sk_live_… or sk_test_…, or a restricted rk_… key).');
+    }
+    if (!webhookSecret || !/^whsec_\w+$/.test(webhookSecret)) {
+      throw new ConfigError('STRIPE_WEBHOOK_SECRET', 'Stripe is in PAYMENT_PROVIDERS; set the signing secret (whsec_…) of the webhook endpoint <PUBLIC_URL>/payments/stripe/webhook.');
+    }
+    stripe = { secretKey, webhookSecret };
+  } else if (env.STRIPE_SECRET_KEY || env.STRIPE_WEBHOOK_SECRET) {
+    throw new ConfigError('PAYMENT_PROVIDERS', 'Stripe keys are set but stripe is not in PAYMENT_PROVIDERS; add it (e.g. PAYMENT_PROVIDERS=stripe) or remove the keys.');
+  }
+  return Object.freeze({ sandbox: flag(env, 'SANDBOX', isLoopbackUrl(publicUrl)), enabled: Object.freeze(enabled), stripe });
 }
 
 export function envToConfig(env: RawEnv): Readonly<Config> {
@@ -203,5 +251,6 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
       retryBaseMs: integer(env, 'WEBHOOKS_RETRY_BASE_MS', 5_000, 1, 3600_000),
       secretOverlapMs: integer(env, 'WEBHOOKS_SECRET_OVERLAP', 24 * 3600, 0, 7 * 24 * 3600) * 1000,
     },
+    payments: paymentsConfig(env, publicUrl),
   });
 }

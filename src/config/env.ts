@@ -25,6 +25,10 @@ export interface RawEnv {
   WEBHOOKS_RETRY_BASE_MS?: string;
   WEBHOOKS_SECRET_OVERLAP?: string;
   MEDIA_MAX_BYTES?: string;
+  SANDBOX?: string;
+  PAYMENT_PROVIDERS?: string;
+  STRIPE_SECRET_KEY?: string;
+  STRIPE_WEBHOOK_SECRET?: string;
 }
 
 export const ENV_KEYS = [
@@ -33,6 +37,7 @@ export const ENV_KEYS = [
   'HISTORY_SIZE', 'HISTORY_TTL', 'TRUST_PROXY', 'PKCE_ALLOW_PLAIN', 'NODE_ENV', 'METRICS_TOKEN',
   'WEBHOOKS_ALLOW_HTTP', 'WEBHOOKS_TIMEOUT_MS', 'WEBHOOKS_RETRY_WINDOW', 'WEBHOOKS_RETRY_BASE_MS', 'WEBHOOKS_SECRET_OVERLAP',
   'MEDIA_MAX_BYTES',
+  'SANDBOX', 'PAYMENT_PROVIDERS', 'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET',
 ] as const satisfies readonly (keyof RawEnv)[];
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {

@@ -17,7 +17,9 @@ async function currentSchema(db: Kysely<any>): Promise<string | undefined> {
 
 /** Brings the schema up to date. Safe to run from several processes at once (Kysely takes a lock). */
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResult[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: await currentSchema(db) });
+  // Migration numbers are handed out ahead and land in any order (0020 before 0017): a database
+  // that already ran a higher number still runs a lower one that lands later.
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: await currentSchema(db), allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');

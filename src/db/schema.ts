@@ -8,6 +8,7 @@ import type { SaleTables } from '../modules/sales/sales.table.js';
 import type { CustomAlertTables } from '../modules/custom-alerts/custom-alerts.table.js';
 import type { CurrencyTables } from '../modules/currencies/currencies.table.js';
 import type { DonationTables } from '../modules/donations/donations.table.js';
+import type { PaymentTables } from '../modules/payments/payments.table.js';
 import type { OutboxTables } from '../modules/outbox/outbox.table.js';
 import type { OAuthTables } from '../oauth/oauth.table.js';
 import type { GoalTables } from '../modules/goals/goals.table.js';
@@ -22,4 +23,4 @@ import type { OnboardingTables } from '../modules/onboarding/onboarding.table.js
 /** The whole database, composed from each feature's own table file. */
 export interface DB extends AccountTables, AppTables, CurrencyTables, DonationTables, OutboxTables, OAuthTables, CustomAlertTables,
     MerchantTables, MerchandiseTables, SaleTables, BalanceTables, GoalTables, PollTables, WidgetTables, MediaTables, ServerNodeTables, ChangeVersionTables,
-    OnboardingTables, ModerationTables, WebhookTables {}
+    OnboardingTables, ModerationTables, WebhookTables, PaymentTables {}

@@ -36,6 +36,7 @@ export const DASHBOARD_NAV: readonly NavLink[] = [
   { href: '/dashboard/widgets', label: 'nav.widgets' },
   { href: '/dashboard/moderation', label: 'nav.moderation' },
   { href: '/dashboard/merchandise', label: 'nav.merchandise' },
+  { href: '/dashboard/payments', label: 'nav.payments' },
   { href: '/dashboard/apps', label: 'nav.apps' },
   { href: '/dashboard/authorized-apps', label: 'nav.authorized_apps' },
   { href: '/dashboard/webhooks', label: 'nav.webhooks' },

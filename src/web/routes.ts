@@ -11,6 +11,7 @@ import { donationsPages } from './pages/dashboard/donations.pages.js';
 import { goalsPages } from './pages/dashboard/goals.pages.js';
 import { merchandisePages } from './pages/dashboard/merchandise.pages.js';
 import { moderationPages } from './pages/dashboard/moderation.pages.js';
+import { paymentsPages } from './pages/dashboard/payments.pages.js';
 import { overviewPages } from './pages/dashboard/overview.pages.js';
 import { pollsPages } from './pages/dashboard/polls.pages.js';
 import { profilePages } from './pages/dashboard/profile.pages.js';
@@ -50,6 +51,7 @@ export async function pagesPlugin(app: FastifyInstance): Promise<void> {
   await app.register(pollsPages);
   await app.register(moderationPages);
   await app.register(merchandisePages);
+  await app.register(paymentsPages);
   await app.register(profilePages);
   await app.register(adminPages);
 }

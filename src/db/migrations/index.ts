@@ -11,6 +11,7 @@ import * as channelStreams from './0009_channel_streams.js';
 import * as serverNodes from './0012_server_nodes.js';
 import * as changeVersions from './0015_change_versions.js';
 import * as alertMedia from './0016_alert_media.js';
+import * as payments from './0017_payments.js';
 import * as moderation from './0018_moderation.js';
 import * as webhooks from './0019_webhooks.js';
 import * as onboarding from './0020_onboarding.js';
@@ -32,6 +33,7 @@ export const migrations: Record<string, Migration> = {
   '0012_server_nodes': serverNodes,
   '0015_change_versions': changeVersions,
   '0016_alert_media': alertMedia,
+  '0017_payments': payments,
   '0018_moderation': moderation,
   '0019_webhooks': webhooks,
   '0020_onboarding': onboarding,

@@ -63,6 +63,19 @@ const be_BY: Catalog = {
   'widget.template.donation': "{username} данаціць {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} купляе мерч ({bought_amount} шт.) — {money}",
+  'donor.closed': "{name} зараз не прымае данаты на гэтай старонцы.",
+  'donor.pay_with': "Як вы хочаце аплаціць?",
+  'donor.error.provider': "Выберыце спосаб аплаты.",
+  'donor.error.provider_currency': "{provider} прымае аплату толькі ў {list}.",
+  'donor.error.provider_unavailable': "Не ўдалося звязацца з {provider}. Грошы не спісаныя; паспрабуйце праз хвіліну.",
+  'donor.kofi': "Або падтрымайце {name} на Ko-fi",
+  'donor.handoff.heading': "Пераход да {provider}",
+  'donor.handoff.continue': "Перайсці да {provider}",
+  'donor.waiting.heading': "Чакаем пацверджання аплаты",
+  'donor.waiting.lead': "Ваш данат {amount} для {name} з’явіцца, як толькі аплата будзе пацверджана. Старонка абнаўляецца сама.",
+  'donor.waiting.refresh': "Праверыць яшчэ раз",
+  'payment.stripe.description': "Аплата картай на абароненай старонцы Stripe; апавяшчэнне з’явіцца, калі Stripe пацвердзіць плацёж.",
+  'payment.yoomoney.description': "Аплата ў рублях праз YooMoney (картай або кашальком YooMoney); апавяшчэнне з’явіцца, калі YooMoney пацвердзіць перавод.",
 };
 
 export default be_BY;

@@ -63,6 +63,19 @@ const de_DE: Catalog = {
   'widget.template.donation': "{username} spendet {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} kauft Merch ({bought_amount} Stk.) — {money}",
+  'donor.closed': "{name} nimmt hier gerade keine Spenden an.",
+  'donor.pay_with': "Wie möchtest du bezahlen?",
+  'donor.error.provider': "Wähle eine Zahlungsart.",
+  'donor.error.provider_currency': "{provider} nimmt nur Zahlungen in {list} an.",
+  'donor.error.provider_unavailable': "{provider} ist gerade nicht erreichbar. Es wurde nichts abgebucht; versuche es in einer Minute erneut.",
+  'donor.kofi': "Oder unterstütze {name} auf Ko-fi",
+  'donor.handoff.heading': "Weiter zu {provider}",
+  'donor.handoff.continue': "Weiter zu {provider}",
+  'donor.waiting.heading': "Warten auf deine Zahlung",
+  'donor.waiting.lead': "Deine Spende von {amount} an {name} erscheint, sobald die Zahlung bestätigt ist. Diese Seite aktualisiert sich selbst.",
+  'donor.waiting.refresh': "Erneut prüfen",
+  'payment.stripe.description': "Du zahlst per Karte auf der sicheren Bezahlseite von Stripe; der Alert erscheint, sobald Stripe die Zahlung bestätigt.",
+  'payment.yoomoney.description': "Du zahlst in Rubel über YooMoney (Karte oder YooMoney-Wallet); der Alert erscheint, sobald YooMoney die Überweisung bestätigt.",
 };
 
 export default de_DE;

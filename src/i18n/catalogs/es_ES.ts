@@ -63,6 +63,19 @@ const es_ES: Catalog = {
   'widget.template.donation': "¡{username} dona {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} compra merch ({bought_amount} ud.) — {money}",
+  'donor.closed': "{name} no acepta donaciones aquí en este momento.",
+  'donor.pay_with': "¿Cómo quieres pagar?",
+  'donor.error.provider': "Elige cómo pagar.",
+  'donor.error.provider_currency': "{provider} solo acepta pagos en {list}.",
+  'donor.error.provider_unavailable': "No se pudo contactar con {provider}. No se ha cobrado nada; inténtalo de nuevo en un minuto.",
+  'donor.kofi': "O apoya a {name} en Ko-fi",
+  'donor.handoff.heading': "Rumbo a {provider}",
+  'donor.handoff.continue': "Continuar a {provider}",
+  'donor.waiting.heading': "Esperando tu pago",
+  'donor.waiting.lead': "Tu donación de {amount} a {name} aparecerá en cuanto se confirme el pago. Esta página se actualiza sola.",
+  'donor.waiting.refresh': "Comprobar de nuevo",
+  'payment.stripe.description': "Pagas con tarjeta en la página de pago segura de Stripe; la alerta aparece cuando Stripe confirma el pago.",
+  'payment.yoomoney.description': "Pagas en rublos con YooMoney (tarjeta o monedero YooMoney); la alerta aparece cuando YooMoney confirma la transferencia.",
 };
 
 export default es_ES;

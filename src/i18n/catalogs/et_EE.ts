@@ -63,6 +63,19 @@ const et_EE: Catalog = {
   'widget.template.donation': "{username} annetab {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} ostab fänntooteid ({bought_amount} tk) — {money}",
+  'donor.closed': "{name} ei võta siin praegu annetusi vastu.",
+  'donor.pay_with': "Kuidas soovid maksta?",
+  'donor.error.provider': "Vali makseviis.",
+  'donor.error.provider_currency': "{provider} võtab makseid vastu ainult valuutas {list}.",
+  'donor.error.provider_unavailable': "Teenusega {provider} ei saadud ühendust. Raha ei võetud; proovi minuti pärast uuesti.",
+  'donor.kofi': "Või toeta kasutajat {name} Ko-fi lehel",
+  'donor.handoff.heading': "Edasi teenusesse {provider}",
+  'donor.handoff.continue': "Jätka teenusesse {provider}",
+  'donor.waiting.heading': "Ootame sinu makset",
+  'donor.waiting.lead': "Sinu annetus {amount} kasutajale {name} ilmub kohe, kui makse on kinnitatud. See leht värskendab end ise.",
+  'donor.waiting.refresh': "Kontrolli uuesti",
+  'payment.stripe.description': "Maksad kaardiga Stripe’i turvalisel makselehel; teavitus ilmub, kui Stripe makse kinnitab.",
+  'payment.yoomoney.description': "Maksad rublades YooMoney kaudu (kaardi või YooMoney rahakotiga); teavitus ilmub, kui YooMoney ülekande kinnitab.",
 };
 
 export default et_EE;

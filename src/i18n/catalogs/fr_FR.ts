@@ -63,6 +63,19 @@ const fr_FR: Catalog = {
   'widget.template.donation': "{username} fait un don de {money} !",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} achète du merch ({bought_amount} ex.) — {money}",
+  'donor.closed': "{name} n’accepte pas de dons ici pour le moment.",
+  'donor.pay_with': "Comment souhaitez-vous payer ?",
+  'donor.error.provider': "Choisissez un moyen de paiement.",
+  'donor.error.provider_currency': "{provider} n’accepte que les paiements en {list}.",
+  'donor.error.provider_unavailable': "Impossible de joindre {provider}. Rien n’a été débité ; réessayez dans une minute.",
+  'donor.kofi': "Ou soutenez {name} sur Ko-fi",
+  'donor.handoff.heading': "Direction {provider}",
+  'donor.handoff.continue': "Continuer vers {provider}",
+  'donor.waiting.heading': "En attente de votre paiement",
+  'donor.waiting.lead': "Votre don de {amount} à {name} apparaîtra dès que le paiement sera confirmé. Cette page se met à jour toute seule.",
+  'donor.waiting.refresh': "Vérifier à nouveau",
+  'payment.stripe.description': "Vous payez par carte sur la page de paiement sécurisée de Stripe ; l’alerte apparaît dès que Stripe confirme le paiement.",
+  'payment.yoomoney.description': "Vous payez en roubles via YooMoney (carte ou portefeuille YooMoney) ; l’alerte apparaît dès que YooMoney confirme le virement.",
 };
 
 export default fr_FR;

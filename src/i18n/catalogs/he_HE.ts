@@ -63,6 +63,19 @@ const he_HE: Catalog = {
   'widget.template.donation': "{username} תרם/ה {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} קנה/תה מרצ׳נדייז ({bought_amount} יח׳) — {money}",
+  'donor.closed': "{name} לא מקבל/ת תרומות כאן כרגע.",
+  'donor.pay_with': "איך תרצו לשלם?",
+  'donor.error.provider': "בחרו אמצעי תשלום.",
+  'donor.error.provider_currency': "{provider} מקבל תשלומים רק ב-{list}.",
+  'donor.error.provider_unavailable': "לא ניתן היה להתחבר ל-{provider}. לא חויב דבר; נסו שוב בעוד דקה.",
+  'donor.kofi': "או תמכו ב-{name} ב-Ko-fi",
+  'donor.handoff.heading': "ממשיכים אל {provider}",
+  'donor.handoff.continue': "המשך אל {provider}",
+  'donor.waiting.heading': "ממתינים לתשלום שלך",
+  'donor.waiting.lead': "התרומה שלך בסך {amount} ל-{name} תופיע ברגע שהתשלום יאושר. הדף מתרענן מעצמו.",
+  'donor.waiting.refresh': "בדיקה חוזרת",
+  'payment.stripe.description': "התשלום בכרטיס בדף התשלום המאובטח של Stripe; ההתראה תופיע כש-Stripe יאשר את התשלום.",
+  'payment.yoomoney.description': "התשלום ברובלים דרך YooMoney (כרטיס או ארנק YooMoney); ההתראה תופיע כש-YooMoney יאשר את ההעברה.",
 };
 
 export default he_HE;

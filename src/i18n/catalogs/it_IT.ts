@@ -63,6 +63,19 @@ const it_IT: Catalog = {
   'widget.template.donation': "{username} dona {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} compra merch ({bought_amount} pz.) — {money}",
+  'donor.closed': "{name} al momento non accetta donazioni qui.",
+  'donor.pay_with': "Come vuoi pagare?",
+  'donor.error.provider': "Scegli come pagare.",
+  'donor.error.provider_currency': "{provider} accetta pagamenti solo in {list}.",
+  'donor.error.provider_unavailable': "Impossibile contattare {provider}. Non è stato addebitato nulla; riprova tra un minuto.",
+  'donor.kofi': "Oppure sostieni {name} su Ko-fi",
+  'donor.handoff.heading': "Verso {provider}",
+  'donor.handoff.continue': "Continua su {provider}",
+  'donor.waiting.heading': "In attesa del pagamento",
+  'donor.waiting.lead': "La tua donazione di {amount} a {name} apparirà appena il pagamento sarà confermato. Questa pagina si aggiorna da sola.",
+  'donor.waiting.refresh': "Controlla di nuovo",
+  'payment.stripe.description': "Paghi con carta sulla pagina di pagamento sicura di Stripe; l’avviso appare quando Stripe conferma il pagamento.",
+  'payment.yoomoney.description': "Paghi in rubli con YooMoney (carta o portafoglio YooMoney); l’avviso appare quando YooMoney conferma il trasferimento.",
 };
 
 export default it_IT;

@@ -63,6 +63,19 @@ const ka_GE: Catalog = {
   'widget.template.donation': "{username} გზავნის {money}-ს!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} ყიდულობს მერჩს ({bought_amount} ც.) — {money}",
+  'donor.closed': "{name} ამჟამად აქ დონაციებს არ იღებს.",
+  'donor.pay_with': "როგორ გსურთ გადახდა?",
+  'donor.error.provider': "აირჩიეთ გადახდის საშუალება.",
+  'donor.error.provider_currency': "{provider} იღებს გადახდებს მხოლოდ {list}-ში.",
+  'donor.error.provider_unavailable': "{provider}-თან დაკავშირება ვერ მოხერხდა. თანხა არ ჩამოგეჭრათ; სცადეთ ერთ წუთში.",
+  'donor.kofi': "ან მხარი დაუჭირეთ {name}-ს Ko-fi-ზე",
+  'donor.handoff.heading': "გადასვლა {provider}-ზე",
+  'donor.handoff.continue': "გაგრძელება {provider}-ზე",
+  'donor.waiting.heading': "ველოდებით თქვენს გადახდას",
+  'donor.waiting.lead': "თქვენი დონაცია {amount} {name}-სთვის გამოჩნდება, როგორც კი გადახდა დადასტურდება. გვერდი თავად განახლდება.",
+  'donor.waiting.refresh': "ხელახლა შემოწმება",
+  'payment.stripe.description': "იხდით ბარათით Stripe-ის დაცულ გადახდის გვერდზე; შეტყობინება გამოჩნდება, როცა Stripe გადახდას დაადასტურებს.",
+  'payment.yoomoney.description': "იხდით რუბლებში YooMoney-ით (ბარათით ან YooMoney საფულით); შეტყობინება გამოჩნდება, როცა YooMoney გადარიცხვას დაადასტურებს.",
 };
 
 export default ka_GE;

@@ -63,6 +63,19 @@ const kk_KZ: Catalog = {
   'widget.template.donation': "{username} {money} донат жіберді!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} мерч сатып алды ({bought_amount} дана) — {money}",
+  'donor.closed': "{name} қазір бұл бетте донат қабылдамайды.",
+  'donor.pay_with': "Қалай төлегіңіз келеді?",
+  'donor.error.provider': "Төлем тәсілін таңдаңыз.",
+  'donor.error.provider_currency': "{provider} тек {list} валютасында төлем қабылдайды.",
+  'donor.error.provider_unavailable': "{provider} қызметіне қосылу мүмкін болмады. Ақша алынған жоқ; бір минуттан соң қайталап көріңіз.",
+  'donor.kofi': "Немесе {name} арнасын Ko-fi-да қолдаңыз",
+  'donor.handoff.heading': "{provider} қызметіне өту",
+  'donor.handoff.continue': "{provider} қызметіне жалғастыру",
+  'donor.waiting.heading': "Төлеміңізді күтудеміз",
+  'donor.waiting.lead': "{name} үшін {amount} донатыңыз төлем расталған бойда шығады. Бұл бет өзі жаңарады.",
+  'donor.waiting.refresh': "Қайта тексеру",
+  'payment.stripe.description': "Stripe-тың қорғалған төлем бетінде картамен төлейсіз; Stripe төлемді растағанда хабарлама шығады.",
+  'payment.yoomoney.description': "YooMoney арқылы рубльмен төлейсіз (картамен немесе YooMoney әмиянымен); YooMoney аударымды растағанда хабарлама шығады.",
 };
 
 export default kk_KZ;

@@ -63,6 +63,19 @@ const ko_KR: Catalog = {
   'widget.template.donation': "{username}님이 {money} 후원!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username}님이 굿즈 {bought_amount}개 구매 — {money}",
+  'donor.closed': "{name} 님은 지금 이 페이지에서 후원을 받지 않습니다.",
+  'donor.pay_with': "어떻게 결제하시겠어요?",
+  'donor.error.provider': "결제 방법을 선택하세요.",
+  'donor.error.provider_currency': "{provider}는 {list} 결제만 받습니다.",
+  'donor.error.provider_unavailable': "{provider}에 연결할 수 없습니다. 결제되지 않았으니 1분 후 다시 시도하세요.",
+  'donor.kofi': "또는 Ko-fi에서 {name} 님을 후원하세요",
+  'donor.handoff.heading': "{provider}(으)로 이동",
+  'donor.handoff.continue': "{provider}(으)로 계속",
+  'donor.waiting.heading': "결제를 기다리는 중",
+  'donor.waiting.lead': "{name} 님께 보낸 {amount} 후원은 결제가 확인되는 즉시 표시됩니다. 이 페이지는 자동으로 새로고침됩니다.",
+  'donor.waiting.refresh': "다시 확인",
+  'payment.stripe.description': "Stripe의 안전한 결제 페이지에서 카드로 결제합니다. Stripe가 결제를 확인하면 알림이 표시됩니다.",
+  'payment.yoomoney.description': "YooMoney에서 루블로 결제합니다(카드 또는 YooMoney 지갑). YooMoney가 송금을 확인하면 알림이 표시됩니다.",
 };
 
 export default ko_KR;

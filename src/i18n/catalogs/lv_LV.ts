@@ -63,6 +63,19 @@ const lv_LV: Catalog = {
   'widget.template.donation': "{username} ziedo {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} pērk atribūtiku ({bought_amount} gab.) — {money}",
+  'donor.closed': "{name} šobrīd šeit nepieņem ziedojumus.",
+  'donor.pay_with': "Kā vēlies maksāt?",
+  'donor.error.provider': "Izvēlies maksājuma veidu.",
+  'donor.error.provider_currency': "{provider} pieņem maksājumus tikai valūtā {list}.",
+  'donor.error.provider_unavailable': "Neizdevās sazināties ar {provider}. Nauda netika iekasēta; mēģini vēlreiz pēc minūtes.",
+  'donor.kofi': "Vai atbalsti {name} vietnē Ko-fi",
+  'donor.handoff.heading': "Uz {provider}",
+  'donor.handoff.continue': "Turpināt uz {provider}",
+  'donor.waiting.heading': "Gaidām tavu maksājumu",
+  'donor.waiting.lead': "Tavs ziedojums {amount} lietotājam {name} parādīsies, tiklīdz maksājums būs apstiprināts. Šī lapa atjaunojas pati.",
+  'donor.waiting.refresh': "Pārbaudīt vēlreiz",
+  'payment.stripe.description': "Tu maksā ar karti Stripe drošajā maksājumu lapā; paziņojums parādās, kad Stripe apstiprina maksājumu.",
+  'payment.yoomoney.description': "Tu maksā rubļos ar YooMoney (karti vai YooMoney maku); paziņojums parādās, kad YooMoney apstiprina pārskaitījumu.",
 };
 
 export default lv_LV;

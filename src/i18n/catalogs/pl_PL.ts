@@ -63,6 +63,19 @@ const pl_PL: Catalog = {
   'widget.template.donation': "{username} wysyła {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} kupuje merch ({bought_amount} szt.) — {money}",
+  'donor.closed': "{name} nie przyjmuje teraz tutaj donacji.",
+  'donor.pay_with': "Jak chcesz zapłacić?",
+  'donor.error.provider': "Wybierz sposób płatności.",
+  'donor.error.provider_currency': "{provider} przyjmuje płatności tylko w {list}.",
+  'donor.error.provider_unavailable': "Nie udało się połączyć z {provider}. Nic nie zostało pobrane; spróbuj ponownie za minutę.",
+  'donor.kofi': "Albo wesprzyj {name} na Ko-fi",
+  'donor.handoff.heading': "Przejście do {provider}",
+  'donor.handoff.continue': "Przejdź do {provider}",
+  'donor.waiting.heading': "Czekamy na Twoją płatność",
+  'donor.waiting.lead': "Twoja donacja {amount} dla {name} pojawi się, gdy tylko płatność zostanie potwierdzona. Ta strona odświeża się sama.",
+  'donor.waiting.refresh': "Sprawdź ponownie",
+  'payment.stripe.description': "Płacisz kartą na bezpiecznej stronie płatności Stripe; alert pojawi się, gdy Stripe potwierdzi płatność.",
+  'payment.yoomoney.description': "Płacisz w rublach przez YooMoney (kartą lub portfelem YooMoney); alert pojawi się, gdy YooMoney potwierdzi przelew.",
 };
 
 export default pl_PL;

@@ -63,6 +63,19 @@ const pt_BR: Catalog = {
   'widget.template.donation': "{username} doou {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} comprou merch ({bought_amount} un.) — {money}",
+  'donor.closed': "{name} não está aceitando doações aqui no momento.",
+  'donor.pay_with': "Como você quer pagar?",
+  'donor.error.provider': "Escolha como pagar.",
+  'donor.error.provider_currency': "{provider} aceita pagamentos apenas em {list}.",
+  'donor.error.provider_unavailable': "Não foi possível contatar {provider}. Nada foi cobrado; tente de novo em um minuto.",
+  'donor.kofi': "Ou apoie {name} no Ko-fi",
+  'donor.handoff.heading': "Indo para {provider}",
+  'donor.handoff.continue': "Continuar para {provider}",
+  'donor.waiting.heading': "Aguardando seu pagamento",
+  'donor.waiting.lead': "Sua doação de {amount} para {name} aparece assim que o pagamento for confirmado. Esta página se atualiza sozinha.",
+  'donor.waiting.refresh': "Verificar de novo",
+  'payment.stripe.description': "Você paga com cartão na página de pagamento segura da Stripe; o alerta aparece quando a Stripe confirma o pagamento.",
+  'payment.yoomoney.description': "Você paga em rublos pelo YooMoney (cartão ou carteira YooMoney); o alerta aparece quando o YooMoney confirma a transferência.",
 };
 
 export default pt_BR;

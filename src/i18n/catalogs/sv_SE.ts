@@ -63,6 +63,19 @@ const sv_SE: Catalog = {
   'widget.template.donation': "{username} donerar {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} köper merch ({bought_amount} st.) — {money}",
+  'donor.closed': "{name} tar inte emot donationer här just nu.",
+  'donor.pay_with': "Hur vill du betala?",
+  'donor.error.provider': "Välj hur du vill betala.",
+  'donor.error.provider_currency': "{provider} tar bara emot betalningar i {list}.",
+  'donor.error.provider_unavailable': "Det gick inte att nå {provider}. Inget drogs; försök igen om en minut.",
+  'donor.kofi': "Eller stöd {name} på Ko-fi",
+  'donor.handoff.heading': "Vidare till {provider}",
+  'donor.handoff.continue': "Fortsätt till {provider}",
+  'donor.waiting.heading': "Väntar på din betalning",
+  'donor.waiting.lead': "Din donation på {amount} till {name} visas så snart betalningen är bekräftad. Sidan uppdateras av sig själv.",
+  'donor.waiting.refresh': "Kontrollera igen",
+  'payment.stripe.description': "Du betalar med kort på Stripes säkra betalsida; aviseringen visas när Stripe bekräftar betalningen.",
+  'payment.yoomoney.description': "Du betalar i rubel via YooMoney (kort eller YooMoney-plånbok); aviseringen visas när YooMoney bekräftar överföringen.",
 };
 
 export default sv_SE;

@@ -63,6 +63,19 @@ const tr_TR: Catalog = {
   'widget.template.donation': "{username} {money} bağışladı!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} merch aldı ({bought_amount} adet) — {money}",
+  'donor.closed': "{name} şu anda burada bağış kabul etmiyor.",
+  'donor.pay_with': "Nasıl ödemek istersin?",
+  'donor.error.provider': "Bir ödeme yöntemi seç.",
+  'donor.error.provider_currency': "{provider} yalnızca {list} ile ödeme kabul ediyor.",
+  'donor.error.provider_unavailable': "{provider} ile bağlantı kurulamadı. Hiçbir ücret alınmadı; bir dakika sonra tekrar dene.",
+  'donor.kofi': "Ya da {name} kanalını Ko-fi’da destekle",
+  'donor.handoff.heading': "{provider} sayfasına geçiliyor",
+  'donor.handoff.continue': "{provider} ile devam et",
+  'donor.waiting.heading': "Ödemen bekleniyor",
+  'donor.waiting.lead': "{name} için {amount} tutarındaki bağışın, ödeme onaylanır onaylanmaz görünür. Bu sayfa kendini yeniler.",
+  'donor.waiting.refresh': "Tekrar kontrol et",
+  'payment.stripe.description': "Stripe’ın güvenli ödeme sayfasında kartla ödersin; Stripe ödemeyi onayladığında bildirim görünür.",
+  'payment.yoomoney.description': "YooMoney üzerinden ruble ile ödersin (kart veya YooMoney cüzdanı); YooMoney transferi onayladığında bildirim görünür.",
 };
 
 export default tr_TR;

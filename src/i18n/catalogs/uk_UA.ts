@@ -63,6 +63,19 @@ const uk_UA: Catalog = {
   'widget.template.donation': "{username} донатить {money}!",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} купує мерч ({bought_amount} шт.) — {money}",
+  'donor.closed': "{name} зараз не приймає донати на цій сторінці.",
+  'donor.pay_with': "Як ви хочете оплатити?",
+  'donor.error.provider': "Оберіть спосіб оплати.",
+  'donor.error.provider_currency': "{provider} приймає оплату лише в {list}.",
+  'donor.error.provider_unavailable': "Не вдалося зв’язатися з {provider}. Гроші не списано; спробуйте за хвилину.",
+  'donor.kofi': "Або підтримайте {name} на Ko-fi",
+  'donor.handoff.heading': "Перехід до {provider}",
+  'donor.handoff.continue': "Перейти до {provider}",
+  'donor.waiting.heading': "Чекаємо на підтвердження оплати",
+  'donor.waiting.lead': "Ваш донат {amount} для {name} з’явиться, щойно оплату буде підтверджено. Сторінка оновлюється сама.",
+  'donor.waiting.refresh': "Перевірити ще раз",
+  'payment.stripe.description': "Оплата карткою на захищеній сторінці Stripe; сповіщення з’явиться, коли Stripe підтвердить платіж.",
+  'payment.yoomoney.description': "Оплата в рублях через YooMoney (карткою або гаманцем YooMoney); сповіщення з’явиться, коли YooMoney підтвердить переказ.",
 };
 
 export default uk_UA;

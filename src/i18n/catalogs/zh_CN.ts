@@ -63,6 +63,19 @@ const zh_CN: Catalog = {
   'widget.template.donation': "{username} 打赏了 {money}！",
   'widget.template.custom': "{header}",
   'widget.template.merchandise_sale': "{username} 购买了 {bought_amount} 件周边 — {money}",
+  'donor.closed': "{name} 目前不在此页面接受打赏。",
+  'donor.pay_with': "你想如何付款？",
+  'donor.error.provider': "请选择付款方式。",
+  'donor.error.provider_currency': "{provider} 只接受 {list} 付款。",
+  'donor.error.provider_unavailable': "无法连接 {provider}。未扣款；请一分钟后重试。",
+  'donor.kofi': "或在 Ko-fi 上支持 {name}",
+  'donor.handoff.heading': "前往 {provider}",
+  'donor.handoff.continue': "继续前往 {provider}",
+  'donor.waiting.heading': "正在等待你的付款",
+  'donor.waiting.lead': "你给 {name} 的 {amount} 打赏将在付款确认后立即显示。此页面会自动刷新。",
+  'donor.waiting.refresh': "再次检查",
+  'payment.stripe.description': "你在 Stripe 的安全结账页面用银行卡付款；Stripe 确认付款后即显示提醒。",
+  'payment.yoomoney.description': "你通过 YooMoney 以卢布付款（银行卡或 YooMoney 钱包）；YooMoney 确认转账后即显示提醒。",
 };
 
 export default zh_CN;

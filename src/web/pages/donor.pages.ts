@@ -6,7 +6,9 @@ import { AmountError, toMinor } from '../../domain/money.js';
 import { userByCode } from '../../modules/accounts/accounts.service.js';
 import type { UserRow } from '../../modules/accounts/accounts.table.js';
 import { createDonation, DONATION_LIMITS, donationOf } from '../../modules/donations/donations.service.js';
-import { testPaymentProvider, type PaymentProvider } from '../../modules/donations/payment-provider.js';
+import { CheckoutUnavailable, TEST_PAYIN_SYSTEM, type CheckoutStep, type PaymentProvider } from '../../modules/donations/payment-provider.js';
+import { streamerPaymentSettings } from '../../modules/payments/payment-settings.service.js';
+import { attachCheckout, createPendingDonation, pendingDonation } from '../../modules/payments/payments.service.js';
 import { listGoals } from '../../modules/goals/goals.service.js';
 import type { GoalDetails } from '../../modules/goals/goals.resource.js';
 import { getActivePoll } from '../../modules/polls/polls.service.js';
@@ -21,13 +23,14 @@ import { errorPage, fieldErrors, languageSwitcher, page } from '../layout.js';
 
 /**
  * The public donor page /r/<code>: a plain HTML form (works without JavaScript; donor.js only adds
- * the message counter), CSRF-protected, through a pluggable payment step. A successful donation
- * goes to /r/<code>/thanks/<id>?t=<tag>: the tag is an HMAC of the donation, so only the donor
- * who was redirected there can read it back — donation ids are sequential and guessable.
+ * the message counter and submits the provider hand-off form), CSRF-protected, through the
+ * payment providers the instance runs and the streamer turned on (modules/payments). With none,
+ * the page says donations are not open. An instant provider (the test provider) records at once;
+ * a checkout provider gets a pending donation and the donor is sent to pay, then back to
+ * /r/<code>/paid/<ref>, which waits for the provider's notification. A recorded donation is shown
+ * at /r/<code>/thanks/<id>?t=<tag>: the tag is an HMAC of the donation, so only the donor who was
+ * redirected there can read it back — donation ids are sequential and guessable.
  */
-export interface DonorPagesOptions {
-  paymentProvider?: PaymentProvider;
-}
 
 interface DonorForm {
   username: string;
@@ -37,6 +40,15 @@ interface DonorForm {
   /** '' (no vote), an option id, or 'own'. */
   poll_option: string;
   poll_option_title: string;
+  /** The chosen provider's id ('' when the page offers one). */
+  provider: string;
+}
+
+/** What the streamer's donor page offers: its payment providers (none: donations are not open) and a Ko-fi link. */
+interface Offer {
+  providers: PaymentProvider[];
+  kofiPage: string | null;
+  credentials: (provider: PaymentProvider) => Readonly<Record<string, string>>;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -50,6 +62,7 @@ function readForm(body: unknown): DonorForm {
     message: str(b.message),
     poll_option: str(b.poll_option),
     poll_option_title: str(b.poll_option_title),
+    provider: str(b.provider),
   };
 }
 
@@ -109,10 +122,57 @@ function providerText(t: Translator, provider: PaymentProvider, part: 'label' | 
   return t.has(key) ? t.t(key) : provider[part];
 }
 
+/** The chosen provider, or the only one; its currencies bound the form's. */
+function chosenProvider(offer: Offer, f: DonorForm): PaymentProvider | undefined {
+  return offer.providers.find((p) => p.id === f.provider) ?? (offer.providers.length === 1 ? offer.providers[0] : undefined);
+}
+
+/** Checks of the payment choice, in the donor's language. */
+function paymentErrors(t: Translator, offer: Offer, f: DonorForm): Record<string, string[]> {
+  const provider = chosenProvider(offer, f);
+  if (!provider) return { provider: [t.t('donor.error.provider')] };
+  if (isInputCurrency(f.currency) && !provider.currencies.includes(f.currency)) {
+    return { currency: [t.t('donor.error.provider_currency', { provider: providerText(t, provider, 'label'), list: provider.currencies.join(', ') })] };
+  }
+  return {};
+}
+
+function paymentBlock(t: Translator, offer: Offer, f: DonorForm, errors?: Record<string, string[]>): Html {
+  const [only] = offer.providers;
+  if (offer.providers.length === 1 && only) {
+    return html`<input type="hidden" name="provider" value="${only.id}">
+  <div class="payment${only.isTest ? ' payment-test' : ''}">
+    <strong>${t.t('donor.payment', { provider: providerText(t, only, 'label') })}</strong>
+    <p>${providerText(t, only, 'description')}</p>
+  </div>`;
+  }
+  const chosen = chosenProvider(offer, f)?.id ?? offer.providers[0]?.id;
+  return html`<fieldset class="donor-providers">
+  <legend>${t.t('donor.pay_with')}</legend>
+  ${offer.providers.map((p) => html`<label class="choice payment${p.isTest ? ' payment-test' : ''}"><input type="radio" name="provider" value="${p.id}" ${p.id === chosen ? 'checked' : ''}> <strong>${providerText(t, p, 'label')}</strong>
+    <small>${providerText(t, p, 'description')}</small></label>`)}
+  ${fieldErrors(errors, 'provider')}
+</fieldset>`;
+}
+
+function kofiLink(t: Translator, streamer: UserRow, offer: Offer): Html {
+  return offer.kofiPage ? html`<p class="donor-kofi"><a href="${offer.kofiPage}" rel="noopener noreferrer" target="_blank">${t.t('donor.kofi', { name: streamer.name })}</a></p>` : html``;
+}
+
 function donorPage(
-  t: Translator, streamer: UserRow, csrf: string, provider: PaymentProvider, goals: GoalDetails[], poll: PollDetails | null, f: DonorForm, errors?: Record<string, string[]>,
+  t: Translator, streamer: UserRow, csrf: string, offer: Offer, goals: GoalDetails[], poll: PollDetails | null, f: DonorForm, errors?: Record<string, string[]>,
 ): Html {
   const general = errors?.form;
+  if (offer.providers.length === 0) {
+    return html`<section class="card donor donor-closed">
+${languageSwitcher(t, `/r/${streamer.code}`)}
+<div class="donor-head">
+  <img class="donor-avatar" src="${streamer.avatar ?? `/avatars/${streamer.id}.svg`}" alt="" width="72" height="72">
+  <div><h1>${t.t('donor.heading', { name: streamer.name })}</h1><p class="notice" role="status">${t.t('donor.closed', { name: streamer.name })}</p></div>
+</div>
+${kofiLink(t, streamer, offer)}
+</section>`;
+  }
   return html`<section class="card donor">
 ${languageSwitcher(t, `/r/${streamer.code}`)}
 <div class="donor-head">
@@ -137,12 +197,10 @@ ${general ? html`<p class="error" role="alert">${general.join(' ')}</p>` : ''}
   <p class="counter">${t.rich('donor.counter', { count: f.message.length, max: DONATION_LIMITS.message, n: (chunks) => html`<span id="message-count">${chunks}</span>` })}</p>
   ${fieldErrors(errors, 'message')}
   ${pollBlock(t, poll, f, errors)}
-  <div class="payment${provider.isTest ? ' payment-test' : ''}">
-    <strong>${t.t('donor.payment', { provider: providerText(t, provider, 'label') })}</strong>
-    <p>${providerText(t, provider, 'description')}</p>
-  </div>
+  ${paymentBlock(t, offer, f, errors)}
   <button type="submit">${t.t('donor.submit')}</button>
 </form>
+${kofiLink(t, streamer, offer)}
 </section>`;
 }
 
@@ -154,10 +212,29 @@ function thanksTag(key: string, userId: number, donationId: number): string {
 const HTML = 'text/html; charset=utf-8';
 const head = html`<link rel="stylesheet" href="/static/widget-pages.css"><script src="/static/donor.js" defer></script>`;
 
-export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions): Promise<void> {
-  const { db } = app.ctx;
-  const provider = opts.paymentProvider ?? testPaymentProvider;
+/** The hand-off to a provider that takes a posted form (YooMoney quickpay): donor.js submits it, or the donor does. */
+function handOffPage(t: Translator, provider: PaymentProvider, step: Extract<CheckoutStep, { kind: 'form' }>): Html {
+  const label = providerText(t, provider, 'label');
+  return html`<section class="card narrow donor-handoff">
+<h1>${t.t('donor.handoff.heading', { provider: label })}</h1>
+<form method="post" action="${step.action}" data-autosubmit-form>
+  ${Object.entries(step.fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+  <button type="submit">${t.t('donor.handoff.continue', { provider: label })}</button>
+</form>
+</section>`;
+}
+
+export async function donorPages(app: FastifyInstance): Promise<void> {
+  const { db, payments } = app.ctx;
   const tagKey = app.ctx.secrets.cookieSecret;
+  const offerOf = async (streamer: UserRow): Promise<Offer> => {
+    const settings = await streamerPaymentSettings(db, app.ctx.secrets.encryptionKey, streamer.id);
+    return {
+      providers: payments.donorProviders(settings),
+      kofiPage: payments.kofiPage(settings),
+      credentials: (provider) => (provider.id === 'test' ? {} : settings.get(provider.id)?.credentials ?? {}),
+    };
+  };
 
   const moderationGate = donorModerationGate(app);
 
@@ -168,10 +245,10 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
   const notFound = (t: Translator, reply: FastifyReply) =>
     reply.status(404).header('cache-control', 'no-store').type(HTML).send(errorPage(404, t.t('donor.not_found'), t));
 
-  const render = async (t: Translator, request: FastifyRequest, reply: FastifyReply, streamer: UserRow, f: DonorForm, errors?: Record<string, string[]>, status = 200) => {
+  const render = async (t: Translator, request: FastifyRequest, reply: FastifyReply, streamer: UserRow, offer: Offer, f: DonorForm, errors?: Record<string, string[]>, status = 200) => {
     const [goals, poll] = await Promise.all([listGoals(db, streamer.id, { state: 'active' }), getActivePoll(db, streamer.id)]);
     const csrf = reply.generateCsrf();
-    const body = donorPage(t, streamer, csrf, provider, goals, poll, f, errors);
+    const body = donorPage(t, streamer, csrf, offer, goals, poll, f, errors);
     return reply
       .status(status)
       .header('cache-control', 'no-store')
@@ -184,7 +261,9 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
     const t = donorTranslator(request, reply);
     const streamer = await findStreamer(request.params.code);
     if (!streamer) return notFound(t, reply);
-    return render(t, request, reply, streamer, { username: '', amount: '', currency: isInputCurrency(streamer.currency) ? streamer.currency : 'USD', message: '', poll_option: '', poll_option_title: '' });
+    const offer = await offerOf(streamer);
+    const currency = isInputCurrency(streamer.currency) ? streamer.currency : 'USD';
+    return render(t, request, reply, streamer, offer, { username: '', amount: '', currency, message: '', poll_option: '', poll_option_title: '', provider: '' });
   });
 
   app.post<{ Params: { code: string } }>(
@@ -197,16 +276,49 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
       const streamer = await findStreamer(request.params.code);
       if (!streamer) return notFound(t, reply);
       const f = readForm(request.body);
-      const errors = formErrors(t, f);
-      if (Object.keys(errors).length) return render(t, request, reply, streamer, f, errors, 422);
+      const offer = await offerOf(streamer);
+      // No provider: donations are not open, and nothing is recorded for free.
+      if (offer.providers.length === 0) return render(t, request, reply, streamer, offer, f, undefined, 403);
+      const errors = { ...formErrors(t, f), ...paymentErrors(t, offer, f) };
+      if (Object.keys(errors).length) return render(t, request, reply, streamer, offer, f, errors, 422);
       // The streamer's moderation: refuse what a rule rejects, and rate limits, before payment.
       const gate = await moderationGate(request, t, streamer.id, { username: f.username.trim(), message: f.message, pollOptionTitle: f.poll_option === 'own' ? f.poll_option_title : undefined });
       if (!gate.ok) {
         if ('retryAfter' in gate) reply.header('retry-after', gate.retryAfter);
-        return render(t, request, reply, streamer, f, gate.errors, 'retryAfter' in gate ? 429 : 422);
+        return render(t, request, reply, streamer, offer, f, gate.errors, 'retryAfter' in gate ? 429 : 422);
       }
+      const provider = chosenProvider(offer, f)!;
       const vote =
         f.poll_option === 'own' ? { pollOptionTitle: f.poll_option_title } : f.poll_option ? { pollOptionId: Number(f.poll_option) } : {};
+      const lang = t.locale === visitorLocale(request) ? '' : `&lang=${t.locale}`;
+      if (provider.kind === 'checkout') {
+        const pending = await createPendingDonation(db, {
+          userId: streamer.id, provider: provider.id, amount: toMinor(f.amount), currency: f.currency, username: f.username.trim(), message: f.message, ...vote,
+        });
+        const base = `${app.ctx.config.publicUrl}/r/${streamer.code}`;
+        let step: CheckoutStep;
+        try {
+          step = await provider.beginCheckout({
+            streamer: { id: streamer.id, code: streamer.code, name: streamer.name },
+            pending,
+            credentials: offer.credentials(provider),
+            returnUrl: `${base}/paid/${pending.ref}${lang.replace('&', '?')}`,
+            cancelUrl: base,
+          });
+        } catch (err) {
+          if (!(err instanceof CheckoutUnavailable)) throw err;
+          request.log.warn({ err, provider: provider.id, pendingRef: pending.ref }, 'checkout could not be opened');
+          return render(t, request, reply, streamer, offer, f, { form: [t.t('donor.error.provider_unavailable', { provider: providerText(t, provider, 'label') })] }, 503);
+        }
+        if (step.kind === 'redirect') {
+          if (step.checkoutId) await attachCheckout(db, pending.id, step.checkoutId);
+          return reply.redirect(step.url, 303);
+        }
+        return reply
+          .header('cache-control', 'no-store')
+          .type(HTML)
+          .send(page({ t, title: t.t('donor.handoff.heading', { provider: providerText(t, provider, 'label') }), user: request.sessionUser, csrf: reply.generateCsrf(), body: handOffPage(t, provider, step), head }));
+      }
       let donationId: number;
       try {
         const settled = await provider.settle({ userId: streamer.id, amount: f.amount, currency: f.currency, username: f.username.trim() });
@@ -228,12 +340,34 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
           const target = field === 'poll_option_id' || field === 'poll_option_title' ? 'poll' : ['username', 'amount', 'currency', 'message'].includes(field) ? field : 'form';
           (shown[target] ??= []).push(...messages);
         }
-        return render(t, request, reply, streamer, f, shown, 422);
+        return render(t, request, reply, streamer, offer, f, shown, 422);
       }
-      const lang = t.locale === visitorLocale(request) ? '' : `&lang=${t.locale}`;
       return reply.redirect(`/r/${streamer.code}/thanks/${donationId}?t=${thanksTag(tagKey, streamer.id, donationId)}${lang}`, 303);
     },
   );
+
+  // Back from a hosted checkout: the reference is random and unguessable, so it is its own proof.
+  // The page refreshes itself (no script needed) until the provider's notification has recorded
+  // the donation, then sends the donor on to the thanks page.
+  app.get<{ Params: { code: string; ref: string } }>('/r/:code/paid/:ref', async (request, reply) => {
+    const t = donorTranslator(request, reply);
+    const streamer = await findStreamer(request.params.code);
+    const pending = streamer && /^[A-Za-z0-9_-]{16,64}$/.test(request.params.ref) ? await pendingDonation(db, request.params.ref) : undefined;
+    if (!streamer || !pending || pending.user_id !== streamer.id) return notFound(t, reply);
+    if (pending.donation_id !== null) {
+      return reply.header('cache-control', 'no-store').redirect(`/r/${streamer.code}/thanks/${pending.donation_id}?t=${thanksTag(tagKey, streamer.id, pending.donation_id)}`, 303);
+    }
+    const body = html`<section class="card narrow donor-waiting">
+<h1>${t.t('donor.waiting.heading')}</h1>
+<p role="status">${t.t('donor.waiting.lead', { amount: t.money(pending.amount, pending.currency), name: streamer.name })}</p>
+<p><a href="/r/${streamer.code}/paid/${pending.ref}">${t.t('donor.waiting.refresh')}</a></p>
+</section>`;
+    return reply
+      .header('cache-control', 'no-store')
+      .header('referrer-policy', 'no-referrer')
+      .type(HTML)
+      .send(page({ t, title: t.t('donor.waiting.heading'), user: request.sessionUser, csrf: reply.generateCsrf(), body, head: html`${head}<meta http-equiv="refresh" content="3">` }));
+  });
 
   app.get<{ Params: { code: string; id: string }; Querystring: { t?: string } }>('/r/:code/thanks/:id', async (request, reply) => {
     const t = donorTranslator(request, reply);
@@ -251,7 +385,7 @@ export async function donorPages(app: FastifyInstance, opts: DonorPagesOptions):
     const body = html`<section class="card narrow donor-thanks">
 <h1>${t.t('donor.thanks.heading')}</h1>
 <p>${received}</p>
-${provider.isTest ? html`<p class="payment payment-test">${t.t('donor.thanks.test_payment')}</p>` : ''}
+${donation.payin_system === TEST_PAYIN_SYSTEM ? html`<p class="payment payment-test">${t.t('donor.thanks.test_payment')}</p>` : ''}
 <dl class="facts"><dt>${t.t('donor.thanks.name')}</dt><dd>${donation.username}</dd>${donation.message ? html`<dt>${t.t('donor.thanks.message')}</dt><dd class="donor-message-text">${donation.message}</dd>` : ''}</dl>
 <p><a href="/r/${streamer.code}">${t.t('donor.thanks.back', { name: streamer.name })}</a></p>
 </section>`;

@@ -1,5 +1,6 @@
-// Donor page: live character counter for the message, and the language switcher changes the page
-// as soon as a language is picked (the form and the switcher both work without this script).
+// Donor page: live character counter for the message, the language switcher changes the page as
+// soon as a language is picked, and the hand-off to a payment provider (a form posted to the
+// provider, e.g. YooMoney quickpay) goes on by itself. Everything works without this script too.
 'use strict';
 (function () {
   var numbers = new Intl.NumberFormat(document.documentElement.lang || undefined);
@@ -20,4 +21,11 @@
     var button = select.form.querySelector('button[type="submit"]');
     if (button) button.hidden = true;
   });
+
+  // Submitted once: a second submit would open a second payment at the provider.
+  var handOff = document.querySelector('form[data-autosubmit-form]');
+  if (handOff && !handOff.dataset.sent) {
+    handOff.dataset.sent = '1';
+    handOff.submit();
+  }
 })();
