@@ -98,6 +98,10 @@ describe('alert media, speech and pushed settings in Chromium', { skip }, () => 
     await Promise.all([page.waitForURL(`${base}/dashboard`), page.click('main button[type="submit"]')]);
     const streamer = await w.t.database.db.selectFrom('users').selectAll().where('email', '=', 'fresh-streamer@example.test').executeTakeFirstOrThrow();
     await page.goto(`${base}/dashboard/widgets`);
+    // Each variation's live preview is the widget itself, showing a test alert.
+    assert.equal(await page.locator('iframe.variation-preview').count(), 2);
+    await page.frameLocator('iframe.variation-preview').first().locator('.alert.visible img.alert-image').waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(600);
     await screenshot(page, 'alerts-out-of-the-box-settings');
 
     const widget = await openWidget(await w.widgetToken(streamer.id));

@@ -229,12 +229,14 @@ function variationRows(t: Translator, list: VariationView[], csrf: string, curre
   <td data-label="${col.template}" class="template"><code>${v.text_template}</code></td>
   <td data-label="${col.state}">${v.enabled ? t.t('widgets.enabled') : t.t('widgets.disabled')}</td>
   <td class="actions">
-    <details class="preview"><summary>${t.t('widgets.preview')}</summary><iframe class="variation-preview" loading="lazy" src="/dashboard/widgets/preview?variation=${v.id}" title="${t.t('widgets.preview_title', { name: v.name })}"></iframe></details>
     <form method="post" action="/dashboard/widgets/variations/${v.id}/test" class="inline"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="secondary">${t.t('widgets.send_test')}</button></form>
     <form method="post" action="/dashboard/widgets/variations/${v.id}/delete" class="inline" data-confirm="${t.t('widgets.confirm_delete', { name: v.name })}"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="danger">${t.t('widgets.delete')}</button></form>
   </td>
 </tr>`,
-  )}</tbody></table>`;
+  )}</tbody></table>
+<div class="previews">${list.map(
+    (v) => html`<figure class="preview"><iframe class="variation-preview" loading="lazy" src="/dashboard/widgets/preview?variation=${v.id}" title="${t.t('widgets.preview_title', { name: v.name })}"></iframe><figcaption>${t.t('widgets.preview_title', { name: v.name })}</figcaption></figure>`,
+  )}</div>`;
 }
 
 export async function widgetSettingsPages(app: FastifyInstance): Promise<void> {

@@ -334,6 +334,7 @@
    */
   function runPreview() {
     var n = 0;
+    document.body.classList.add('preview');
     function again() {
       if (!current && queue.length === 0) enqueue(Object.assign({}, config.sample, { id: 'preview-' + (++n) }));
     }
