@@ -145,6 +145,22 @@ for (const dialect of await dialects()) {
       }
     });
 
+    test('a recorded sale tells the commit listeners (the outbox relay publishes at once, not at its next poll)', async () => {
+      const w = await merchandiseWorld(dialect);
+      try {
+        const m = merchandiseParams(w);
+        assert.equal((await w.call('POST', '/api/v1/merchandise', m)).statusCode, 201);
+        let commits = 0;
+        const stop = w.t.database.onCommit(() => commits++);
+        const sale = { user_id: w.streamer.id, external_id: uniqueId('c'), merchant_identifier: w.merchant.identifier, merchandise_identifier: m.merchandise_identifier, amount: '20', currency: 'EUR' };
+        assert.equal((await w.call('POST', '/api/v1/merchandise_sale', sale)).statusCode, 201);
+        stop();
+        assert.ok(commits >= 1, 'the sale signalled its commit');
+      } finally {
+        await w.close();
+      }
+    });
+
     test('durableWrite: a job that fails is rolled back alone; the others commit', async () => {
       const w = await merchandiseWorld(dialect);
       try {
