@@ -146,6 +146,13 @@ export class Translator {
     return f.format(epochMs);
   }
 
+  /** A calendar day in UTC, short, in the locale's style: `Nov 26`, `26 нояб.`. */
+  day(epochMs: number): string {
+    let f = dateFormats.get(`${this.tag}:day`);
+    if (!f) dateFormats.set(`${this.tag}:day`, (f = new Intl.DateTimeFormat(this.tag, { day: 'numeric', month: 'short', timeZone: 'UTC' })));
+    return f.format(epochMs);
+  }
+
   /** Messages for a page's scripts, every key of the given namespaces, each in this locale or English. */
   messagesFor(...namespaces: string[]): Record<string, string> {
     const out: Record<string, string> = {};

@@ -68,8 +68,7 @@ test('overview: balance, the latest donations (escaped, own only) and realtime t
   const conn = await verifier.verify(data.realtime.token);
   assert.equal(conn.sub, String(user.id));
   assert.ok(conn.exp! - Date.now() / 1000 <= 300 && conn.exp! - Date.now() / 1000 > 200, 'short-lived connection token');
-  assert.equal(data.realtime.channels.length, 1);
-  assert.equal(data.realtime.channels[0].channel, `$alerts:donation_${user.id}`);
+  assert.deepEqual(data.realtime.channels.map((c: { channel: string }) => c.channel), [`$alerts:donation_${user.id}`, `$goals:goal_${user.id}`, `$polls:poll_${user.id}`]);
   const chan = await verifier.verify(data.realtime.channels[0].token);
   assert.equal(chan.channel, `$alerts:donation_${user.id}`);
   assert.equal(chan.sub, String(user.id));

@@ -123,6 +123,7 @@
         })
         .then(function (body) {
           button.textContent = t('js.test_alert.sent');
+          tickStep('test_alert_sent');
           // The publication normally shows it first; without a live connection, show the reply.
           var delay = statusEl && statusEl.dataset.state === 'connected' ? 3000 : 0;
           setTimeout(function () { showDonation(body.data); }, delay);
@@ -138,6 +139,49 @@
         });
     });
   }
+
+  // --- Overview: copy buttons and the first-hour checklist ---------------------------------------
+  // Ticks a step the moment it happens here; the server records it too, so the next load agrees.
+  function tickStep(step) {
+    var list = document.getElementById('checklist');
+    var item = list && list.querySelector('li[data-step="' + step + '"]');
+    if (!item || item.dataset.done === '1') return;
+    item.dataset.done = '1';
+    var state = item.querySelector('.state');
+    if (state) state.textContent = t('js.checklist.done');
+    var done = list.querySelectorAll('li[data-done="1"]').length;
+    var total = Number(list.dataset.total);
+    var count = document.getElementById('checklist-count');
+    if (count) count.textContent = t('js.checklist.count', { done: done, total: total });
+    var all = document.getElementById('checklist-all');
+    if (all && done === total) all.hidden = false;
+  }
+
+  function copied(button) {
+    var label = button.textContent;
+    button.textContent = button.dataset.copied || label;
+    setTimeout(function () { button.textContent = label; }, 1500);
+    var report = button.dataset.copyReport;
+    if (report && data && data.csrf && window.fetch) {
+      fetch(report, { method: 'POST', credentials: 'same-origin', headers: { accept: 'application/json', 'x-csrf-token': data.csrf } })
+        .then(function (res) { if (res.ok) tickStep('link_shared'); })
+        .catch(function () { /* the step ticks on the next successful copy or donation */ });
+    }
+  }
+
+  document.querySelectorAll('button[data-copy-from]').forEach(function (button) {
+    button.addEventListener('click', function () {
+      var input = document.getElementById(button.dataset.copyFrom);
+      if (!input) return;
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(input.value).then(function () { copied(button); }, function () { input.select(); });
+      } else {
+        // Plain http on a LAN has no Clipboard API: select it, and copy the old way when allowed.
+        input.select();
+        try { if (document.execCommand('copy')) copied(button); } catch (e) { /* selected for a manual copy */ }
+      }
+    });
+  });
 
   // --- Goals --------------------------------------------------------------------------------------
   function goalPercent(g) {
@@ -230,6 +274,8 @@
       card.appendChild(head);
       card.appendChild(el('p', 'meta', t('js.started_elsewhere_poll')));
       holder.insertBefore(card, holder.firstChild);
+      var none = document.getElementById('poll-empty');
+      if (none) none.hidden = true;
     }
     card.dataset.type = p.type;
     renderOptions(card, p);

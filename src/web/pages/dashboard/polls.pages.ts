@@ -40,7 +40,7 @@ function valueText(t: Translator, p: PollDetails, value: number): string {
 const percentText = (t: Translator, value: number) => t.percent(value);
 
 /** Options with their standing; dashboard.js redraws this list from `$polls:` publications. */
-function results(t: Translator, p: PollDetails): Html {
+export function pollStandings(t: Translator, p: PollDetails): Html {
   return html`<ol class="options">${p.options.map(
     (o) => html`<li class="option${o.is_winner ? ' winner' : ''}" data-option-id="${o.id}">
   <div class="option-head"><span class="option-title">${o.title}</span><span class="option-value">${valueText(t, p, o.amount_value)} · ${percentText(t, o.amount_percent)}</span></div>
@@ -53,7 +53,7 @@ function activePoll(t: Translator, p: PollDetails, csrf: string, flash: Flash): 
   return html`<article class="item poll" data-poll-id="${p.id}" data-type="${p.type}" data-currency="${p.currency}">
   <div class="item-head"><h3>${p.title}</h3><span class="tag state">${t.t('js.state.running')}</span></div>
   <p class="meta">${p.type === 'sum' ? t.t('polls.winner_sum', { currency: p.currency }) : t.t('polls.winner_count')}${p.allow_user_options ? ` · ${t.t('polls.donors_add')}` : ''}</p>
-  ${results(t, p)}
+  ${pollStandings(t, p)}
   <details class="edit"${flash.addOptions !== undefined ? html` open` : ''}><summary>${t.t('polls.add_options')}</summary>
   <form method="post" action="/dashboard/polls/${p.id}/options">
     ${csrfField(csrf)}
