@@ -8,6 +8,7 @@ import { loadSecrets, type Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { parseQueryString, registerBodyParsers } from './http/body-parsers.js';
+import { lazyValidators } from './http/lazy-validators.js';
 import { strictNumberCoercion } from './http/number-coercion.js';
 import { errorHandler, jsonUnlessHtmlAsked, notFoundHandler } from './http/error-handler.js';
 import { healthRoutes } from './http/health.routes.js';
@@ -57,7 +58,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     routerOptions: { querystringParser: parseQueryString },
     // Off unless TRUST_PROXY names the proxies: request.ip is what every per-IP limit counts.
     trustProxy: proxyTrust(config),
-    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false }, plugins: [strictNumberCoercion] },
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false }, plugins: [strictNumberCoercion, lazyValidators] },
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   });
