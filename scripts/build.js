@@ -1,22 +1,28 @@
 #!/usr/bin/env node
 // Builds dist/, what production runs (the tests run src/ through tsx):
 //
-// - every src/**/*.ts as JavaScript at the same relative path, one output file per source file,
-//   so a module finds what lies beside it through import.meta.url as it does in src/;
-// - every other file under src/ copied at the same relative path (static assets);
-// - dist/vendor/<name>.js: one-file bundles of kysely and typebox, which our files import instead
-//   of the packages. Each package is hundreds of ES modules (264 and 373 files loaded at start),
-//   and loading them one by one was a quarter of the server's start-up CPU. Both are plain
-//   JavaScript with no files of their own to read and no state shared with other packages, and
-//   the bundle is made from the version package-lock.json installed, at every build.
-//   `typebox/compile` (the validator the Merchandise API runs its schemas through) is a bundle of
-//   its own, imported on first use: it is as big as the rest of typebox, and a server that gets no
-//   Merchandise API request never loads it. It shares no state with `typebox` (schemas are plain
-//   objects).
+// - dist/chunks/: the service as a few ES modules that esbuild bundles from src/cli.ts with the
+//   packages it uses, split where src/ imports lazily (`await import(…)`), so a command or a
+//   server loads what it needs and not more. Loading the packages file by file (fastify and its
+//   plugins, ajv, qs and their dependencies: well over a thousand CommonJS and ES modules) was most
+//   of `serve`'s start-up CPU; one bundle is read and compiled in one go.
+// - dist/cli.js: what bin/openalerts.js imports; it loads dist/chunks/cli.js.
+// - every file under src/ that is not TypeScript copied at the same relative path (static assets),
+//   and each `import.meta.url` in src/ rewritten to the URL its file would have at that place, so a
+//   module finds what lies beside it in dist/ as it does in src/ (src/web/static.ts → dist/web/static/).
+// - dist/THIRD-PARTY-NOTICES.txt: the licence of every package bundled (MIT and alike ask for the
+//   notice to travel with copies of the code).
+//
+// Not bundled, loaded from node_modules as installed: packages that read their own files at run
+// time or are native (better-sqlite3, pino and its worker-thread transports, Swagger UI's assets,
+// the centrifuge client we serve, esbuild), the PostgreSQL and Redis drivers, which only a
+// PostgreSQL or Redis deployment loads, and packages that `import()` a CommonJS package and use
+// its named exports (@fastify/cookie → cookie): a bundle can only give such an import the module
+// as `default`, where Node finds the names (the build refuses a bundle with such an import).
 //
 // esbuild transpiles without type checking (`npm run typecheck` does that; `isolatedModules` in
-// tsconfig.json keeps every file transpilable on its own), in about a second, which is why
-// `npm ci`, `npm start` and `npm pack` can all build. It is a runtime dependency so that
+// tsconfig.json keeps every file transpilable on its own), in a few seconds, which is why `npm ci`,
+// `npm start` and `npm pack` can all build. It is a runtime dependency so that
 // `npm ci --omit=dev` in a checkout can still build.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,38 +32,58 @@ import * as esbuild from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
-// Package → the import paths its bundle serves (their exports must not clash).
-const VENDORED = { kysely: ['kysely'], typebox: ['typebox'], 'typebox/compile': ['typebox/compile'] };
-const bundleOf = (importPath) => Object.keys(VENDORED).find((name) => VENDORED[name].includes(importPath));
-const common = { format: 'esm', platform: 'node', target: 'node20.19', sourcemap: 'linked', logLevel: 'warning' };
+const EXTERNAL = ['better-sqlite3', 'pino', 'pino-pretty', '@fastify/swagger-ui', 'centrifuge', 'esbuild', 'pg', 'ioredis', '@fastify/cookie'];
+const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 
-const sources = [];
 const assets = [];
 for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
   if (!entry.isFile()) continue;
   const file = path.join(entry.parentPath ?? entry.path, entry.name);
-  if (file.endsWith('.d.ts')) continue;
-  (file.endsWith('.ts') ? sources : assets).push(file);
+  if (!file.endsWith('.ts')) assets.push(file);
 }
 
+/** Packages in EXTERNAL stay imports; every other package is bundled. */
+const externals = {
+  name: 'externals',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => (EXTERNAL.includes(packageOf(args.path)) ? { path: args.path, external: true } : undefined));
+  },
+};
+
 /**
- * Keeps each source file a module of its own: every import stays an import (esbuild only
- * transpiles the file), except a vendored package's, which points at its bundle in dist/vendor/.
+ * `import.meta.url` of src/a/b.ts becomes the URL of dist/a/b.js, computed from the chunk the code
+ * lands in (every chunk is in dist/chunks/). Other `import.meta` properties would not survive
+ * bundling the same way, so the build refuses them.
  */
-function eachFileAlone(outdir) {
-  return {
-    name: 'each-file-alone',
-    setup(build) {
-      build.onResolve({ filter: /.*/ }, (args) => {
-        if (args.kind === 'entry-point') return null;
-        const name = bundleOf(args.path);
-        if (!name) return { path: args.path, external: true };
-        const builtDir = path.dirname(path.join(outdir, path.relative(src, args.importer)));
-        const bundle = path.relative(builtDir, path.join(outdir, 'vendor', `${name}.js`)).split(path.sep).join('/');
-        return { path: bundle.startsWith('.') ? bundle : `./${bundle}`, external: true };
-      });
-    },
-  };
+const fileUrls = {
+  name: 'file-urls',
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, async (args) => {
+      if (!args.path.startsWith(src + path.sep)) return undefined;
+      const text = await fs.promises.readFile(args.path, 'utf8');
+      const other = /\bimport\.meta\.(?!url\b)\w+/.exec(text);
+      if (other) throw new Error(`${path.relative(root, args.path)}: ${other[0]} is not supported by the build; use import.meta.url`);
+      const asBuilt = path.relative(src, args.path).replace(/\.ts$/, '.js').split(path.sep).join('/');
+      return { contents: text.replace(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(`../${asBuilt}`)}, import.meta.url).href`), loader: 'ts' };
+    });
+  },
+};
+
+/** One notice per bundled package: name, version, licence and its licence file. */
+function thirdPartyNotices(metafile) {
+  const dirs = new Set();
+  for (const input of Object.keys(metafile.inputs)) {
+    const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (match) dirs.add(match[1]);
+  }
+  const notices = [...dirs].sort().map((dir) => {
+    const abs = path.join(root, dir);
+    const pkg = JSON.parse(fs.readFileSync(path.join(abs, 'package.json'), 'utf8'));
+    const licenseFile = fs.readdirSync(abs).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+    const text = licenseFile ? fs.readFileSync(path.join(abs, licenseFile), 'utf8').trim() : `Licence: ${pkg.license ?? 'see the package'}${pkg.author ? `; author: ${typeof pkg.author === 'string' ? pkg.author : pkg.author.name}` : ''}`;
+    return `${pkg.name}@${pkg.version} (${pkg.license ?? 'unknown licence'})\n\n${text}\n`;
+  });
+  return `Packages bundled into dist/chunks/ by scripts/build.js, with their licences.\n\n${notices.join('\n' + '-'.repeat(72) + '\n\n')}`;
 }
 
 // Build next to dist/ and swap at the end, so an interrupted or failed build never leaves a
@@ -65,34 +91,37 @@ function eachFileAlone(outdir) {
 const staging = fs.mkdtempSync(path.join(root, '.dist-'));
 fs.chmodSync(staging, 0o755); // mkdtemp makes it private; the service may run as another user
 try {
-  await esbuild.build({
-    ...common,
-    entryPoints: sources,
-    outbase: src,
+  const result = await esbuild.build({
+    entryPoints: [path.join(src, 'cli.ts')],
     outdir: staging,
+    entryNames: 'chunks/[name]',
+    chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
-    plugins: [eachFileAlone(staging)],
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.19',
+    // CommonJS packages inside an ES module bundle: their own `require` of a built-in or of a name
+    // computed at run time goes through a real require, resolved from dist/chunks/.
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    plugins: [externals, fileUrls],
     // Linked maps with the sources inside: `node --enable-source-maps` shows TypeScript lines,
     // and an installed package (which ships no src/) can still do that.
+    sourcemap: 'linked',
     sourcesContent: true,
+    legalComments: 'none', // the notices file carries them
+    metafile: true,
+    logLevel: 'warning',
   });
-  for (const [name, entries] of Object.entries(VENDORED)) {
-    const hasDefault = 'default' in (await import(name));
-    const contents = entries.map((entry) => `export * from '${entry}';`).join(' ') + (hasDefault ? ` export { default } from '${name}';` : '');
-    await esbuild.build({
-      ...common,
-      stdin: { contents, resolveDir: root, sourcefile: `vendor/${name}.js` },
-      bundle: true,
-      // Their doc comments are most of their text: without them there is half as much to read and parse.
-      minifyWhitespace: true,
-      outfile: path.join(staging, 'vendor', `${name}.js`),
-    });
-    // Their licence (MIT) asks for the notice to travel with copies of the code.
-    const pkgDir = path.join(root, 'node_modules', name.split('/')[0]);
-    const license = fs.readdirSync(pkgDir).find((f) => /^licen[cs]e(\.|$)/i.test(f));
-    if (!license) throw new Error(`no licence file in ${pkgDir}`);
-    fs.copyFileSync(path.join(pkgDir, license), path.join(staging, 'vendor', `${name}.LICENSE`));
+  // A CommonJS package that is the target of import() becomes a chunk whose only export is its
+  // module.exports as `default` (esbuild cannot know its names; Node finds them at run time).
+  const cjsImported = Object.values(result.metafile.outputs).filter((out) => out.entryPoint?.includes('node_modules/') && out.exports.length === 1 && out.exports[0] === 'default');
+  if (cjsImported.length > 0) {
+    const packages = cjsImported.map((out) => out.entryPoint.replace(/^.*node_modules\//, '')).join(', ');
+    throw new Error(`a CommonJS package is loaded with import(), which a bundle cannot give its named exports (${packages}): add the package that imports it to EXTERNAL in scripts/build.js`);
   }
+  fs.writeFileSync(path.join(staging, 'cli.js'), "// The service's entry; the code is in chunks/ (scripts/build.js).\nimport './chunks/cli.js';\n");
+  fs.writeFileSync(path.join(staging, 'THIRD-PARTY-NOTICES.txt'), thirdPartyNotices(result.metafile));
   for (const file of assets) {
     const to = path.join(staging, path.relative(src, file));
     fs.mkdirSync(path.dirname(to), { recursive: true });

@@ -19,19 +19,31 @@ function filesUnder(dir: string): string[] {
 
 // `npm run build` rewrites the checkout's dist/ (as `npm start` and `npm ci` do); the CLI tests
 // run src/ and are not affected.
-test('the build turns every source into JavaScript beside a copy of every other file under src/', async () => {
+test('the build bundles the service into dist/chunks/ beside a copy of every other file under src/', async () => {
   await runOk(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], { cwd: ROOT });
   const built = new Set(filesUnder(DIST));
-  for (const file of filesUnder(SRC)) {
-    const expected = file.endsWith('.ts') ? file.replace(/\.ts$/, '.js') : file;
-    assert.ok(built.has(expected), `dist/${expected} is missing (from src/${file})`);
-    if (!file.endsWith('.ts')) assert.ok(fs.readFileSync(path.join(DIST, file)).equals(fs.readFileSync(path.join(SRC, file))), `dist/${file} differs from src/${file}`);
+  for (const file of filesUnder(SRC).filter((f) => !f.endsWith('.ts'))) {
+    assert.ok(built.has(file), `dist/${file} is missing (from src/${file})`);
+    assert.ok(fs.readFileSync(path.join(DIST, file)).equals(fs.readFileSync(path.join(SRC, file))), `dist/${file} differs from src/${file}`);
   }
+  assert.ok(built.has('cli.js') && built.has('chunks/cli.js'), 'dist/cli.js loads the bundled entry dist/chunks/cli.js');
   assert.deepEqual([...built].filter((f) => f.endsWith('.ts')), [], 'no TypeScript in dist/');
-  // kysely and typebox load as one bundle each (dist/vendor/), never module by module.
-  for (const name of ['kysely', 'typebox']) assert.ok(built.has(`vendor/${name}.js`) && built.has(`vendor/${name}.LICENSE`), `dist/vendor/${name}.js and its licence`);
-  const bare = [...built].filter((f) => f.endsWith('.js') && !f.startsWith('vendor/') && /from\s*["'](kysely|typebox)["']/.test(fs.readFileSync(path.join(DIST, f), 'utf8')));
-  assert.deepEqual(bare, [], 'built files import the vendored bundles, not the packages');
+  // What the chunks still import from node_modules is the short list the build keeps external;
+  // everything else (fastify, kysely, typebox, ajv, qs, ...) is inside the bundle.
+  const external = new Set(['better-sqlite3', 'pino', 'pino-pretty', '@fastify/swagger-ui', 'centrifuge', 'esbuild', 'pg', 'ioredis', '@fastify/cookie']);
+  const imported = new Set<string>();
+  for (const file of [...built].filter((f) => f.startsWith('chunks/') && f.endsWith('.js'))) {
+    // esbuild writes static imports as whole lines at the top of a chunk and dynamic ones as import("…").
+    for (const m of fs.readFileSync(path.join(DIST, file), 'utf8').matchAll(/^import (?:[^;\n]* from )?"([^"]+)";$|\bimport\("([^"]+)"\)/gm)) {
+      const spec = (m[1] ?? m[2])!;
+      if (spec.startsWith('.') || spec.startsWith('node:')) continue;
+      imported.add(spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/'));
+    }
+  }
+  assert.deepEqual([...imported].filter((name) => !external.has(name)), [], 'only the external packages are imported from node_modules');
+  // The bundled packages' licences travel with them.
+  const notices = fs.readFileSync(path.join(DIST, 'THIRD-PARTY-NOTICES.txt'), 'utf8');
+  for (const name of ['fastify', 'kysely', 'typebox', 'ajv', 'qs']) assert.match(notices, new RegExp(`^${name}@\\d`, 'm'), `${name}'s licence is in dist/THIRD-PARTY-NOTICES.txt`);
   assert.equal(fs.statSync(DIST).mode & 0o777, 0o755, 'dist/ is readable by the user the service runs as');
   assert.deepEqual(
     fs.readdirSync(ROOT).filter((f) => f.startsWith('.dist-')),
@@ -60,7 +72,7 @@ test('npm pack ships bin/ and dist/ (with its static files), and no sources, tes
   // --ignore-scripts: list what the dist/ built above would ship (pack itself rebuilds through `prepare`).
   const res = await runOk('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, env: { npm_config_loglevel: 'error' } });
   const files = (JSON.parse(res.stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
-  for (const wanted of ['package.json', 'README.md', 'bin/openalerts.js', 'dist/cli.js', 'dist/server.js', 'dist/web/static/app.css', 'dist/db/migrations/index.js']) {
+  for (const wanted of ['package.json', 'README.md', 'bin/openalerts.js', 'dist/cli.js', 'dist/chunks/cli.js', 'dist/THIRD-PARTY-NOTICES.txt', 'dist/web/static/app.css']) {
     assert.ok(files.includes(wanted), `${wanted} is in the package`);
   }
   const stray = files.filter((f) => !/^(bin|dist)\//.test(f) && !['package.json', 'README.md', 'LICENSE'].includes(f));

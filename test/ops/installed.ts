@@ -68,6 +68,8 @@ export async function assertServesEverything(url: string): Promise<void> {
   for (const [pathname, type] of [
     ['/static/app.css', 'text/css'],
     ['/static/widget-alerts.js', 'text/javascript'],
+    ['/static/alert-default.svg', 'image/svg+xml'],
+    ['/favicon.ico', 'image/'],
     ['/static/vendor/centrifuge.js', 'text/javascript'],
     ['/login', 'text/html'],
     ['/openapi.json', 'application/json'],
