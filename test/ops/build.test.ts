@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
 import { tempDir } from '../helper.js';
@@ -36,7 +37,7 @@ test('the build bundles the service into dist/chunks/ beside a copy of every oth
     // esbuild writes static imports as whole lines at the top of a chunk and dynamic ones as import("…").
     for (const m of fs.readFileSync(path.join(DIST, file), 'utf8').matchAll(/^import (?:[^;\n]* from )?"([^"]+)";$|\bimport\("([^"]+)"\)/gm)) {
       const spec = (m[1] ?? m[2])!;
-      if (spec.startsWith('.') || spec.startsWith('node:')) continue;
+      if (spec.startsWith('.') || spec.startsWith('node:') || builtinModules.includes(spec)) continue;
       imported.add(spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/'));
     }
   }
