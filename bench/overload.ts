@@ -2,10 +2,10 @@
  * Overload bench (issue 9, item 8): HTTP latency while the real-time fan-out is overloaded.
  *
  *   node --import tsx bench/overload.ts [--before DIR] [--rounds 3] [--seconds 10] [--subscribers 2000]
- *     [--rate 50] [--probes 50] [--client-procs 2]
+ *     [--rate 50] [--probes 50] [--client-procs 2] [--dialect sqlite|postgres]
  *
  * One server process per side, each the whole app as `openalerts serve` builds it (SQLite with
- * durable commits, memory broker): `after` is this checkout, `before` the checkout in DIR (another
+ * durable commits, or a fresh schema of BENCH_DATABASE_URL with `--dialect postgres`; memory broker): `after` is this checkout, `before` the checkout in DIR (another
  * commit's tree with node_modules, see bench/README.md). Each server gets `--subscribers` modern
  * protocol subscribers on its streamer's donation channel (held by `--client-procs` processes), all
  * connected for the whole run. Then, in alternating rounds (rotating order), one side at a time:
@@ -29,7 +29,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
-import { machine, median, numberArg as arg } from './lib.js';
+import { BENCH_PG_URL, dialectArg, machine, median, numberArg as arg } from './lib.js';
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -87,10 +87,20 @@ async function server(root: string): Promise<void> {
   const { donationChannel } = await import(src('modules/outbox/channels.js'));
   const fs = await import('node:fs');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openalerts-overload-'));
-  const app = await buildApp(
-    envToConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', PUBLIC_URL: 'https://alerts.example.com' }),
-    { logger: false },
-  );
+  const env: Record<string, string> = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000', PUBLIC_URL: 'https://alerts.example.com' };
+  if (dialectArg() === 'postgres') {
+    // A fresh schema per server process, left behind for inspection (drop bench_overload_* by hand).
+    const { default: pg } = await import('pg');
+    const schema = `bench_overload_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: BENCH_PG_URL });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    await admin.end();
+    const url = new URL(BENCH_PG_URL);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    env.DATABASE_URL = url.toString();
+  }
+  const app = await buildApp(envToConfig(env), { logger: false });
   const db = app.ctx.db;
   const user = await createAccount(db, { email: 'overload@example.test', password: 'a long passphrase', name: 'Overload' });
   const { app: client } = await createApp(db, app.ctx.secrets.encryptionKey, { ownerId: user.id, name: 'Bench', redirectUris: ['https://bench.example.com/cb'] });
@@ -139,15 +149,24 @@ async function clients(): Promise<void> {
     };
     ws.on('message', (data) => {
       const text = data.toString();
-      const at = text.indexOf('"message":"ts:');
+      // The server's ping: answered, or it closes the connection (3012).
+      if (text === '{}') {
+        ws.send('{}');
+        return;
+      }
+      // Publications that went out together share a message, one per line.
+      let at = text.indexOf('"message":"ts:');
       if (at < 0) {
         replies.push(text);
         wake?.();
         return;
       }
-      received[kind]!++;
-      const ts = parseFloat(text.slice(at + 14));
-      hist[kind]![Math.min(BINS, Math.max(0, Math.round((now() - ts) * 10)))]!++;
+      const t = now();
+      for (; at >= 0; at = text.indexOf('"message":"ts:', at + 14)) {
+        received[kind]!++;
+        const ts = parseFloat(text.slice(at + 14));
+        hist[kind]![Math.min(BINS, Math.max(0, Math.round((t - ts) * 10)))]!++;
+      }
     });
     ws.send(JSON.stringify({ id: 1, connect: { token: await signConnectionToken(info.secret, info.user) } }));
     await next();
@@ -248,11 +267,11 @@ async function main(): Promise<void> {
   const roots: Record<string, string> = { after: HERE, before: before ? path.resolve(before) : '' };
 
   console.log(`# overload bench: ${machine()}`);
-  console.log(`# ${subscribers} subscribers per side, ${rate} donations/s for ${seconds} s, ${probes} probes/s per endpoint, ${rounds} rounds; sides: ${sides.map((s) => `${s}=${roots[s]}`).join(', ')}`);
+  console.log(`# ${dialectArg()}, ${subscribers} subscribers per side, ${rate} donations/s for ${seconds} s, ${probes} probes/s per endpoint, ${rounds} rounds; sides: ${sides.map((s) => `${s}=${roots[s]}`).join(', ')}`);
   const servers: Record<string, ChildProcess> = {};
   const infos: Record<string, any> = {};
   for (const side of sides) {
-    servers[side] = spawn('--role=server', `--root=${roots[side]}`);
+    servers[side] = spawn('--role=server', `--root=${roots[side]}`, `--dialect=${dialectArg()}`);
     infos[side] = await call(servers[side]!, 'info');
   }
   const group = Array.from({ length: procs }, () => spawn('--role=clients'));

@@ -175,15 +175,23 @@ async function clients(): Promise<void> {
   let hist = new Uint32Array(BINS + 1);
 
   function onFrame(data: WebSocket.RawData): void {
+    // Publications that went out together share one message, one per line.
     if (mode === 'latency') {
       // The payload ends with "ts":<publish time>: read it without parsing the whole frame.
-      const text = data.toString();
-      const at = text.lastIndexOf('ts":');
-      const ts = at >= 0 ? parseFloat(text.slice(at + 4)) : parseFloat(text.slice(text.indexOf('"message":"ts:') + 14));
-      hist[Math.min(BINS, Math.max(0, Math.round((now() - ts) * 10)))]++;
+      const t = now();
+      for (const text of data.toString().split('\n')) {
+        const at = text.lastIndexOf('ts":');
+        const ts = at >= 0 ? parseFloat(text.slice(at + 4)) : parseFloat(text.slice(text.indexOf('"message":"ts:') + 14));
+        hist[Math.min(BINS, Math.max(0, Math.round((t - ts) * 10)))]++;
+      }
       return;
     }
-    if (++received === target) {
+    const text = data.toString();
+    let lines = 1;
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lines++;
+    const before = received;
+    received += lines;
+    if (before < target && received >= target) {
       doneAt = now();
       onDone?.();
     }

@@ -3,10 +3,10 @@ import WebSocket from 'ws';
 import { until } from './wait.js';
 
 /**
- * A raw WebSocket that speaks frames by hand, for the wire-level tests of both protocols. Every
- * message is kept twice: in a queue that `next()`/`nextRaw()` consume in order, and parsed (one
- * entry per newline-separated command, as the legacy protocol batches them) in `frames`, which
- * `reply()` and `pushes()` search without consuming.
+ * A raw WebSocket that speaks frames by hand, for the wire-level tests of both protocols. A message
+ * may carry several newline-separated replies or pushes (the server batches publications that go out
+ * together); each is kept twice: in a queue that `next()`/`nextRaw()` consume in order, and parsed in
+ * `frames`, which `reply()` and `pushes()` search without consuming.
  */
 export class RawClient {
   readonly frames: any[] = [];
@@ -17,9 +17,11 @@ export class RawClient {
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
-      const text = data.toString();
-      this.#queue.push(text);
-      for (const line of text.split('\n')) if (line.trim()) this.frames.push(JSON.parse(line));
+      for (const line of data.toString().split('\n')) {
+        if (!line.trim()) continue;
+        this.#queue.push(line);
+        this.frames.push(JSON.parse(line));
+      }
       this.#waiter?.();
     });
     this.closed = new Promise((resolve) =>
@@ -40,7 +42,7 @@ export class RawClient {
     this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
-  /** The next unread message as text; fails after `ms`. */
+  /** The next unread reply or push as text; fails after `ms`. */
   async nextRaw(ms = 2000): Promise<string> {
     const deadline = Date.now() + ms;
     while (this.#queue.length === 0) {

@@ -29,6 +29,8 @@ export class Subscription {
   epoch = '';
   /** Left the hub (unsubscribed, closed): fan-outs still under way skip it. */
   removed = false;
+  /** When it joined the hub (the hub's join counter): it gets the publications that arrived after. */
+  joined = 0;
 
   constructor(
     readonly client: HubClient,
@@ -55,39 +57,59 @@ interface ChannelEntry {
   ready: Promise<void>;
 }
 
-/** One publication on its way to the subscribers the channel had when it reached the node. */
-interface Fanout {
+/** A publication that reached the node, waiting for its fan-out. */
+interface Queued {
   channel: string;
   pub: Publication;
-  subs: Subscription[];
-  /** Index of the next subscriber to send to. */
-  next: number;
+  /** The hub's join counter when it arrived: subscriptions that joined later do not get it. */
+  joinedBefore: number;
   legacyFrame?: Buffer;
   v2Frame?: Buffer;
 }
 
-/** How often (in deliveries) a slice looks at the clock. */
+/**
+ * Consecutive publications of one channel going out together: each subscriber gets all of them in
+ * one WebSocket message, newline-separated as the JSON protocols allow (centrifuge-js splits a
+ * message into lines; Centrifugo's own writer merges queued pushes the same way). One socket write
+ * carries many publications when fan-out is behind, so deliveries catch up instead of piling up.
+ */
+interface Batch {
+  channel: string;
+  items: Queued[];
+  subs: Subscription[];
+  /** Index of the next subscriber to send to. */
+  next: number;
+  /** The whole batch in one message, per protocol (what almost every subscriber gets). */
+  legacyAll?: Buffer;
+  v2All?: Buffer;
+}
+
+/** How often (in subscribers) a slice looks at the clock. */
 const CLOCK_EVERY = 32;
+/** Most publications in one message. */
+const MAX_BATCH = 64;
+const NEWLINE = Buffer.from('\n');
 
 /**
- * Channel → subscriptions of this node. A publication is encoded at most once per protocol per
- * broadcast (DESIGN.md convention 7), lazily, only if a subscriber speaks that protocol; every
- * subscriber of a protocol gets the same Buffer.
+ * Channel → subscriptions of this node. A publication is encoded at most once per protocol
+ * (DESIGN.md convention 7), lazily, only if a subscriber speaks that protocol; every subscriber of a
+ * protocol gets the same Buffer.
  *
- * Fan-out runs in slices of at most `sliceMs`, one per turn of the event loop (setImmediate), so
- * HTTP requests, database replies and timers get their turn between slices however many sockets a
- * burst of publications must reach: under more deliveries than the process can make, deliveries
- * fall behind, the rest of the server does not. Publications go out in the order they reached the
- * node, each to all its subscribers before the next starts, so every subscriber gets them in order.
+ * Fan-out runs in slices, one per turn of the event loop (setImmediate), so HTTP requests, database
+ * replies and timers get their turn between slices however many sockets a burst of publications
+ * must reach: under more deliveries than the process can make, deliveries fall behind (and batch
+ * up), the rest of the server does not. Publications go out in the order they reached the node, a
+ * batch to all its subscribers before the next starts, so every subscriber gets them in order.
  */
 export class Hub {
   private readonly channels = new Map<string, ChannelEntry>();
   private readonly ops = new Map<string, Promise<void>>();
   private count = 0;
-  private queue: Fanout[] = [];
+  private joins = 0;
+  private queue: Queued[] = [];
   private head = 0;
+  private batch: Batch | null = null;
   private scheduled = false;
-  private backlog = 0;
   /** When the last slice that left work behind ended, or the work was queued (performance.now()). */
   private lastSliceEnd = 0;
 
@@ -117,6 +139,7 @@ export class Hub {
     }
     if (!entry.subs.has(sub)) {
       entry.subs.add(sub);
+      sub.joined = ++this.joins;
       this.count++;
     }
     return entry.ready;
@@ -150,15 +173,14 @@ export class Hub {
   }
 
   /**
-   * Node-level fan-in from the broker: queues the publication for the channel's current subscribers
-   * (a subscriber joining later was positioned by its own history read, which the broker ordered
+   * Node-level fan-in from the broker: queues the publication for the channel's subscriptions of
+   * this moment (one joining later was positioned by its own history read, which the broker ordered
    * after this publication) and lets the slices deliver it.
    */
   broadcast(channel: string, pub: Publication): void {
     const entry = this.channels.get(channel);
     if (!entry || entry.subs.size === 0) return;
-    this.queue.push({ channel, pub, subs: [...entry.subs], next: 0 });
-    this.backlog += entry.subs.size;
+    this.queue.push({ channel, pub, joinedBefore: this.joins });
     if (!this.scheduled) {
       this.scheduled = true;
       this.lastSliceEnd = performance.now();
@@ -166,9 +188,9 @@ export class Hub {
     }
   }
 
-  /** Deliveries queued and not yet made (metrics, tests). */
-  get pendingDeliveries(): number {
-    return this.backlog;
+  /** Publications that reached the node and are not yet sent to all their subscribers (tests, metrics). */
+  get pendingPublications(): number {
+    return this.queue.length - this.head + (this.batch?.items.length ?? 0);
   }
 
   private readonly drain = (): void => {
@@ -179,11 +201,9 @@ export class Hub {
     const start = performance.now();
     const deadline = start + Math.min(4 * this.sliceMs, Math.max(this.sliceMs, start - this.lastSliceEnd));
     let untilClock = CLOCK_EVERY;
-    while (this.head < this.queue.length) {
-      const f = this.queue[this.head]!;
-      while (f.next < f.subs.length) {
-        this.deliver(f, f.subs[f.next++]!);
-        this.backlog--;
+    for (let b = this.batch ?? this.nextBatch(); b !== null; b = this.nextBatch()) {
+      while (b.next < b.subs.length) {
+        this.deliver(b, b.subs[b.next++]!);
         if (--untilClock === 0) {
           untilClock = CLOCK_EVERY;
           const t = performance.now();
@@ -194,28 +214,73 @@ export class Hub {
           }
         }
       }
-      this.head++;
-      // Under sustained overload the queue never empties: drop what was sent from time to time.
-      if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
-      }
     }
-    this.queue = [];
-    this.head = 0;
     this.scheduled = false;
   };
 
-  private deliver(f: Fanout, sub: Subscription): void {
+  /** The next run of queued publications of one channel, with the channel's subscriptions now. */
+  private nextBatch(): Batch | null {
+    this.batch = null;
+    while (this.head < this.queue.length) {
+      const first = this.queue[this.head]!;
+      let end = this.head + 1;
+      while (end < this.queue.length && end - this.head < MAX_BATCH && this.queue[end]!.channel === first.channel) end++;
+      const items = this.queue.slice(this.head, end);
+      this.head = end;
+      const entry = this.channels.get(first.channel);
+      if (entry) {
+        this.batch = { channel: first.channel, items, subs: [...entry.subs], next: 0 };
+        break;
+      }
+    }
+    // Drop what was sent: at once when the queue is empty, from time to time under sustained load.
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    return this.batch;
+  }
+
+  private deliver(b: Batch, sub: Subscription): void {
     if (sub.removed) return;
+    const items = b.items;
     if (sub.buffer !== null) {
-      sub.buffer.push(f.pub);
+      for (const q of items) if (sub.joined <= q.joinedBefore) sub.buffer.push(q.pub);
       return;
     }
-    if (!sub.advance(f.pub)) return;
+    // Nearly always every publication of the batch is new to the subscriber; otherwise it gets those
+    // that arrived after it joined and are past its position (its subscribe reply covered the rest).
+    let fresh: Queued[] | null = null;
+    for (let i = 0; i < items.length; i++) {
+      const q = items[i]!;
+      if (sub.joined <= q.joinedBefore && sub.advance(q.pub)) fresh?.push(q);
+      else fresh ??= items.slice(0, i);
+    }
     const client = sub.client;
-    if (client.legacy) client.deliver((f.legacyFrame ??= Buffer.from(legacyCodec.publicationPush(f.channel, f.pub))));
-    else client.deliver((f.v2Frame ??= Buffer.from(v2Codec.publicationPush(f.channel, f.pub))));
+    if (fresh === null) {
+      client.deliver(client.legacy ? (b.legacyAll ??= this.join(b.channel, items, true)) : (b.v2All ??= this.join(b.channel, items, false)));
+    } else if (fresh.length > 0) {
+      client.deliver(this.join(b.channel, fresh, client.legacy));
+    }
+  }
+
+  private join(channel: string, items: Queued[], legacy: boolean): Buffer {
+    if (items.length === 1) return this.frame(channel, items[0]!, legacy);
+    const parts: Buffer[] = [];
+    for (const q of items) {
+      if (parts.length > 0) parts.push(NEWLINE);
+      parts.push(this.frame(channel, q, legacy));
+    }
+    return Buffer.concat(parts);
+  }
+
+  private frame(channel: string, q: Queued, legacy: boolean): Buffer {
+    return legacy
+      ? (q.legacyFrame ??= Buffer.from(legacyCodec.publicationPush(channel, q.pub)))
+      : (q.v2Frame ??= Buffer.from(v2Codec.publicationPush(channel, q.pub)));
   }
 
   get subscriptions(): number {

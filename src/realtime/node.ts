@@ -216,9 +216,9 @@ export class RealtimeNode {
     return closed;
   }
 
-  /** Publication deliveries queued for fan-out and not yet made (tests, metrics). */
-  get pendingDeliveries(): number {
-    return this.hub.pendingDeliveries;
+  /** Publications that reached this node and are not yet sent to all their subscribers (tests, metrics). */
+  get pendingPublications(): number {
+    return this.hub.pendingPublications;
   }
 
   stats(): { clients: number; subscriptions: number } {

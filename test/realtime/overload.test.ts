@@ -54,30 +54,54 @@ test('a client that stops reading is closed with 3008 "slow" (reconnect) once it
   }
 });
 
-test('a burst of fan-out yields to the event loop: HTTP is answered while deliveries are still queued, and every subscriber gets every publication in order', async () => {
+test('a burst of fan-out yields to the event loop: HTTP is answered while publications are still going out, and every subscriber gets every publication in order', async () => {
   const s = await startServer();
+  const other = '$goals:goal_5';
   try {
     const subs: RawClient[] = [];
-    for (let i = 0; i < 200; i++) subs.push(await subscriber(s.wsUrl));
+    for (let i = 0; i < 200; i++) {
+      const c = await subscriber(s.wsUrl);
+      c.send({ id: 3, subscribe: { channel: other, token: await signChannelToken(SECRET, { channel: other, sub: '5' }) } });
+      await c.next();
+      subs.push(c);
+    }
     let pendingWhenAnswered = -1;
     s.server.prependListener('request', (req) => {
-      if (req.url === '/probe') pendingWhenAnswered = s.node.pendingDeliveries;
+      if (req.url === '/probe') pendingWhenAnswered = s.node.pendingPublications;
     });
 
-    // 100 publications reach the hub at once (the memory broker hands them over synchronously):
-    // 20 000 deliveries queued before the request below is even sent.
+    // 100 publications reach the hub at once (the memory broker hands them over synchronously),
+    // alternating between two channels so that none go out together in one message: 20 000
+    // socket writes to make before the request below is even sent.
     const burst = 100;
-    for (let n = 1; n <= burst; n++) await s.node.publish(CHANNEL, { n });
-    assert.ok(s.node.pendingDeliveries > 0);
+    for (let n = 1; n <= burst; n++) await s.node.publish(n % 2 ? CHANNEL : other, { n });
+    assert.ok(s.node.pendingPublications > 0);
     const res = await fetch(`${s.httpUrl}/probe`);
     assert.equal(res.status, 404); // the helper server's answer to an unknown path
-    assert.ok(pendingWhenAnswered > 0, `the request was handled between fan-out slices (${pendingWhenAnswered} deliveries still queued)`);
+    assert.ok(pendingWhenAnswered > 0, `the request was handled between fan-out slices (${pendingWhenAnswered} publications still going out)`);
 
-    await until(() => subs.every((c) => offsets(c).length === burst), 20_000, 'every publication at every subscriber');
+    const received = (c: RawClient): number[] => c.frames.flatMap((f) => (f.push?.pub ? [f.push.pub.data.n] : []));
+    await until(() => subs.every((c) => received(c).length === burst), 20_000, 'every publication at every subscriber');
     const expected = Array.from({ length: burst }, (_, i) => i + 1);
-    for (const c of subs) assert.deepEqual(offsets(c), expected);
-    assert.equal(s.node.pendingDeliveries, 0);
+    for (const c of subs) assert.deepEqual(received(c), expected, 'in publication order');
+    assert.equal(s.node.pendingPublications, 0);
     for (const c of subs) c.close();
+  } finally {
+    await s.close();
+  }
+});
+
+test('publications that pile up while fan-out is behind go out together, one message per subscriber', async () => {
+  const s = await startServer();
+  try {
+    const a = await subscriber(s.wsUrl);
+    let messages = 0;
+    a.ws.on('message', () => messages++);
+    for (let n = 1; n <= 10; n++) await s.node.publish(CHANNEL, { n });
+    await until(() => offsets(a).length === 10, 3000, 'ten publications');
+    assert.deepEqual(offsets(a), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.equal(messages, 1, 'the ten were queued before the first slice: one message, ten lines');
+    a.close();
   } finally {
     await s.close();
   }
