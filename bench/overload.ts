@@ -17,6 +17,10 @@
  *   loop: a stalled server collects every late request, as real clients would);
  * - the clients time every delivery (creation → received).
  *
+ * A third side, `unsubscribed`, is this checkout with no subscribers: the same donations and probes
+ * without any fan-out, i.e. what the machine itself gives HTTP at that moment. The server reports
+ * its event-loop delay (p99, max) and CPU share during each round.
+ *
  * A round ends when every probe is answered and every delivery arrived (or 60 s passed), so a side
  * still working off its backlog never overlaps the other side's round. Reported per round and as
  * medians: HTTP p50/p99/max per endpoint, delivery p50/p99 and the share delivered, the ratio
@@ -26,7 +30,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
 import { BENCH_PG_URL, dialectArg, machine, median, numberArg as arg } from './lib.js';
@@ -112,18 +116,30 @@ async function server(root: string): Promise<void> {
   serve({
     info: () => ({ port, secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id), user: String(user.id), accessToken }),
     subscriptions: () => app.ctx.realtime.node.stats().subscriptions,
+    /**
+     * Donations on a fixed schedule, each started on time whatever the earlier ones' commits take
+     * (open loop: donors do not wait for each other); meanwhile the event loop's delay and the
+     * process's CPU time are recorded.
+     */
     async load(m) {
       const rate = m.rate as number;
       const total = Math.round(rate * (m.seconds as number));
+      const delay = monitorEventLoopDelay({ resolution: 5 });
+      const cpu0 = process.cpuUsage();
+      delay.enable();
       const start = now();
       let late = 0;
+      const writes: Promise<unknown>[] = [];
       for (let i = 0; i < total; i++) {
         const wait = start + (i * 1000) / rate - now();
         if (wait > 0) await sleep(wait);
-        else late++;
-        await createDonation(db, { userId: user.id, amount: '5', currency: 'USD', username: 'Bench donor', message: `ts:${now()}` });
+        else if (wait < -50) late++;
+        writes.push(createDonation(db, { userId: user.id, amount: '5', currency: 'USD', username: 'Bench donor', message: `ts:${now()}` }));
       }
-      return { created: total, late, seconds: (now() - start) / 1000 };
+      await Promise.all(writes);
+      delay.disable();
+      const cpu = process.cpuUsage(cpu0);
+      return { created: total, late, seconds: (now() - start) / 1000, loopP99: delay.percentile(99) / 1e6, loopMax: delay.max / 1e6, cpuMs: (cpu.user + cpu.system) / 1000 };
     },
   });
 }
@@ -263,11 +279,14 @@ async function main(): Promise<void> {
   const rate = arg('rate', 50);
   const probes = arg('probes', 50);
   const procs = arg('client-procs', 2);
-  const sides = before ? (['before', 'after'] as const) : (['after'] as const);
-  const roots: Record<string, string> = { after: HERE, before: before ? path.resolve(before) : '' };
+  // `unsubscribed`: this checkout with no subscribers — what the machine gives HTTP under the same
+  // donations without any fan-out, the floor both other sides are measured against.
+  const sides = before ? (['before', 'after', 'unsubscribed'] as const) : (['after', 'unsubscribed'] as const);
+  const roots: Record<string, string> = { after: HERE, unsubscribed: HERE, before: before ? path.resolve(before) : '' };
+  const subscribersOf = (side: string): number => (side === 'unsubscribed' ? 0 : subscribers);
 
   console.log(`# overload bench: ${machine()}`);
-  console.log(`# ${dialectArg()}, ${subscribers} subscribers per side, ${rate} donations/s for ${seconds} s, ${probes} probes/s per endpoint, ${rounds} rounds; sides: ${sides.map((s) => `${s}=${roots[s]}`).join(', ')}`);
+  console.log(`# ${dialectArg()}, ${subscribers} subscribers per side (none on 'unsubscribed'), ${rate} donations/s for ${seconds} s, ${probes} probes/s per endpoint, ${rounds} rounds; sides: ${sides.map((s) => `${s}=${roots[s]}`).join(', ')}`);
   const servers: Record<string, ChildProcess> = {};
   const infos: Record<string, any> = {};
   for (const side of sides) {
@@ -277,13 +296,13 @@ async function main(): Promise<void> {
   const group = Array.from({ length: procs }, () => spawn('--role=clients'));
   const share = (n: number, i: number): number => Math.floor(n / procs) + (i < n % procs ? 1 : 0);
   for (const side of sides) {
-    await Promise.all(group.map((c, i) => call(c, 'connect', { kind: side, count: share(subscribers, i), info: infos[side] })));
+    await Promise.all(group.map((c, i) => call(c, 'connect', { kind: side, count: share(subscribersOf(side), i), info: infos[side] })));
     const subs = await call<number>(servers[side]!, 'subscriptions');
-    if (subs !== subscribers) throw new Error(`${side}: ${subs} subscriptions, expected ${subscribers}`);
+    if (subs !== subscribersOf(side)) throw new Error(`${side}: ${subs} subscriptions, expected ${subscribersOf(side)}`);
   }
   console.log(`# connected; load average ${load()}`);
 
-  type Round = { side: string; healthz: Probe; api: Probe; deliveries: number; expected: number; hist: number[]; late: number; loadStart: string; loadEnd: string };
+  type Round = { side: string; healthz: Probe; api: Probe; deliveries: number; expected: number; hist: number[]; late: number; loopP99: number; cpu: number; loadStart: string; loadEnd: string };
   const results: Round[] = [];
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   for (let round = 0; round < rounds; round++) {
@@ -294,11 +313,11 @@ async function main(): Promise<void> {
       await Promise.all(group.map((c) => call(c, 'reset', { kind: side })));
       const loadStart = load();
       const [done, healthz, api] = await Promise.all([
-        call<{ created: number; late: number }>(servers[side]!, 'load', { rate, seconds }),
+        call<{ created: number; late: number; loopP99: number; loopMax: number; cpuMs: number; seconds: number }>(servers[side]!, 'load', { rate, seconds }),
         probe(`${base}/healthz`, {}, probes, seconds, agent),
         probe(`${base}/api/v1/alerts/donations?page=1`, { authorization: `Bearer ${info.accessToken}` }, probes, seconds, agent),
       ]);
-      const expected = done.created * subscribers;
+      const expected = done.created * subscribersOf(side);
       const deadline = Date.now() + 60_000;
       let deliveries = 0;
       while (Date.now() < deadline) {
@@ -308,7 +327,7 @@ async function main(): Promise<void> {
       }
       const hists = await Promise.all(group.map((c) => call<number[]>(c, 'histogram', { kind: side })));
       const hist = hists[0]!.map((_, i) => hists.reduce((a, h) => a + h[i]!, 0));
-      const r: Round = { side, healthz, api, deliveries, expected, hist, late: done.late, loadStart, loadEnd: load() };
+      const r: Round = { side, healthz, api, deliveries, expected, hist, late: done.late, loopP99: done.loopP99, cpu: done.cpuMs / 1000 / done.seconds, loadStart, loadEnd: load() };
       results.push(r);
       healthz.latencies.sort((a, b) => a - b);
       api.latencies.sort((a, b) => a - b);
@@ -316,14 +335,14 @@ async function main(): Promise<void> {
         `round ${round + 1} ${side}: /healthz p50 ${ms(percentile(healthz.latencies, 0.5))} p99 ${ms(percentile(healthz.latencies, 0.99))} max ${ms(percentile(healthz.latencies, 1))} ms` +
           ` | API p50 ${ms(percentile(api.latencies, 0.5))} p99 ${ms(percentile(api.latencies, 0.99))} max ${ms(percentile(api.latencies, 1))} ms (failed ${healthz.failures + api.failures})` +
           ` | delivery p50 ${ms(histPercentile(hist, 0.5))} p99 ${ms(histPercentile(hist, 0.99))} ms, ${deliveries}/${expected} delivered` +
-          ` | donations behind schedule ${r.late} | load ${loadStart} → ${r.loadEnd}`,
+          ` | event-loop delay p99 ${ms(done.loopP99)} max ${ms(done.loopMax)} ms | server CPU ${(100 * r.cpu).toFixed(0)} % | donations started > 50 ms late ${r.late} | load ${loadStart} → ${r.loadEnd}`,
       );
       await sleep(1000);
     }
   }
 
   console.log('\n## Medians over rounds (spread: min–max of the rounds)');
-  console.log('side | /healthz p99 ms | API p99 ms | delivery p50 ms | delivery p99 ms | delivered');
+  console.log('side | /healthz p99 ms | API p99 ms | delivery p50 ms | delivery p99 ms | delivered | event-loop delay p99 ms | server CPU');
   const stat = (side: string, f: (r: Round) => number): { med: number; lo: number; hi: number } => {
     const xs = results.filter((r) => r.side === side).map(f);
     return { med: median(xs), lo: Math.min(...xs), hi: Math.max(...xs) };
@@ -336,10 +355,12 @@ async function main(): Promise<void> {
       api: stat(side, (r) => percentile(r.api.latencies, 0.99)),
       d50: stat(side, (r) => histPercentile(r.hist, 0.5)),
       d99: stat(side, (r) => histPercentile(r.hist, 0.99)),
-      share: stat(side, (r) => (100 * r.deliveries) / r.expected),
+      share: stat(side, (r) => (r.expected === 0 ? 100 : (100 * r.deliveries) / r.expected)),
+      loop: stat(side, (r) => r.loopP99),
+      cpu: stat(side, (r) => 100 * r.cpu),
     };
     const x = row[side]!;
-    console.log(`${side} | ${fmt(x.healthz)} | ${fmt(x.api)} | ${fmt(x.d50)} | ${fmt(x.d99)} | ${x.share.med.toFixed(1)} %`);
+    console.log(`${side} | ${fmt(x.healthz)} | ${fmt(x.api)} | ${fmt(x.d50)} | ${fmt(x.d99)} | ${x.share.med.toFixed(1)} % | ${fmt(x.loop)} | ${x.cpu.med.toFixed(0)} %`);
   }
   if (before) {
     const ratio = (k: string): string => (row.after![k]!.med / row.before![k]!.med).toFixed(3);
