@@ -34,7 +34,7 @@ export async function donationsPerDay(db: Kysely<DB>, userId: number, userCurren
   return rows.map((r) => ({ day: Number(r.day), count: Number(r.n), total: Number(r.total) }));
 }
 
-/** A donor as they typed their name, with how many donations and their sum. */
+/** A donor by the name the stream may show, with how many donations and their sum. */
 export interface TopDonor {
   username: string;
   count: number;
@@ -44,27 +44,32 @@ export interface TopDonor {
 
 /**
  * The donors who gave the most since `since`, largest sum first; ties go to whoever gave first.
- * A donor is the exact name typed on the donor page (the same on both dialects: no case folding,
- * which SQLite's lower() would do for ASCII only).
+ * A donor is the name as moderation lets it be shown (`donation_moderation.shown_username`, the
+ * name as typed when the donation was not moderated): the overview may be on stream. Names are
+ * compared exactly, the same on both dialects (no case folding: SQLite's lower() is ASCII only).
  */
 export async function topDonors(db: Kysely<DB>, userId: number, userCurrency: string, since: number, limit: number): Promise<TopDonor[]> {
+  const name = sql<string>`coalesce(donation_moderation.shown_username, donations.username)`;
   const rows = await db
     .selectFrom('donations')
+    .leftJoin('donation_moderation', 'donation_moderation.donation_id', 'donations.id')
     .select((eb) => [
-      'username',
-      eb.fn.min('id').as('first_id'),
+      name.as('name'),
+      eb.fn.min('donations.id').as('first_id'),
       eb.fn.countAll<string | number>().as('n'),
-      eb.fn.sum<string | number>('amount_in_user_currency').as('total'),
+      eb.fn.sum<string | number>('donations.amount_in_user_currency').as('total'),
     ])
-    .where('user_id', '=', userId)
-    .where('user_currency', '=', userCurrency)
-    .where('created_at', '>=', since)
-    .groupBy('username')
+    .where('donations.user_id', '=', userId)
+    .where('donations.user_currency', '=', userCurrency)
+    .where('donations.created_at', '>=', since)
+    // Rejected donations are not shown anywhere on stream.
+    .where((eb) => eb.or([eb('donation_moderation.status', 'is', null), eb('donation_moderation.status', '<>', 'rejected')]))
+    .groupBy(name)
     .orderBy('total', 'desc')
     .orderBy('first_id', 'asc')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ username: r.username, count: Number(r.n), total: Number(r.total) }));
+  return rows.map((r) => ({ username: r.name, count: Number(r.n), total: Number(r.total) }));
 }
 
 /** When the streamer's first donation paid through anything but `payinSystem` arrived, if one has. */
