@@ -3,6 +3,7 @@ import { ValidationError } from '../../../domain/errors.js';
 import { isStreamerProvider, STREAMER_PROVIDERS, type StreamerProviderId } from '../../../domain/payment-providers.js';
 import { rotateSigningSecret, savePaymentSetting, streamerPaymentSettings, type StreamerSettings } from '../../../modules/payments/payment-settings.service.js';
 import type { Translator } from '../../../i18n/translator.js';
+import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html, type Html } from '../../html.js';
 import { pageTranslator } from '../../i18n.js';
 import { fieldErrors } from '../../layout.js';
@@ -102,9 +103,12 @@ ${payments.instanceEnables(provider)
   return sendPage(request, reply, csrf, { title: t.t('payments.title'), body, status });
 }
 
-/** GET /dashboard/payments and POST /dashboard/payments/<provider>: the streamer's payment providers. */
+/**
+ * GET /dashboard/payments and POST /dashboard/payments/<provider>: the streamer's payment providers.
+ * Accepted forms answer 303 to the page with a one-time notice; refused ones re-render as typed (422).
+ */
 export async function paymentsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/payments', { preHandler: requireUser }, (request, reply) => render(app, request, reply));
+  app.get('/dashboard/payments', { preHandler: requireUser }, (request, reply) => render(app, request, reply, { notice: takeFlash(request, reply).notice }));
 
   app.post<{ Params: { provider: string } }>('/dashboard/payments/:provider', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const provider = request.params.provider;
@@ -115,7 +119,7 @@ export async function paymentsPages(app: FastifyInstance): Promise<void> {
     const credentials = { wallet: field(request.body, 'wallet'), notification_secret: field(request.body, 'notification_secret'), verification_token: field(request.body, 'verification_token'), page_url: field(request.body, 'page_url') };
     try {
       await savePaymentSetting(app.ctx.db, app.ctx.secrets.encryptionKey, request.sessionUser!.id, provider, { enabled, credentials });
-      return render(app, request, reply, { notice: pageTranslator(request).t('payments.saved', { provider: NAMES[provider] }) });
+      return redirectWithFlash(request, reply, `/dashboard/payments#${provider}`, { notice: pageTranslator(request).t('payments.saved', { provider: NAMES[provider] }) });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       return render(app, request, reply, { provider, errors: err.errors, form: { enabled: enabled ? '1' : '0', wallet: credentials.wallet, page_url: credentials.page_url } }, 422);
@@ -125,6 +129,6 @@ export async function paymentsPages(app: FastifyInstance): Promise<void> {
   app.post('/dashboard/payments/signed/rotate', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     if (!app.ctx.payments.instanceEnables('signed')) return reply.callNotFound();
     await rotateSigningSecret(app.ctx.db, app.ctx.secrets.encryptionKey, request.sessionUser!.id);
-    return render(app, request, reply, { notice: pageTranslator(request).t('payments.signed.rotated') });
+    return redirectWithFlash(request, reply, '/dashboard/payments#signed', { notice: pageTranslator(request).t('payments.signed.rotated') });
   });
 }
