@@ -133,6 +133,8 @@ export class WebhookDispatcher {
 
   /** One fan-out batch; returns how many outbox rows it read. Exposed for tests. */
   async fanOut(): Promise<number> {
+    // Every commit wakes us; most find nothing new that is due, and then take no write lock.
+    if (!(await repo.anythingToFanOut(this.#database.db, Date.now()))) return 0;
     return this.#bookkeeping(async (db) => (this.#database.dialect === 'postgres' && !(await repo.tryLockFanOut(db)) ? 0 : this.#fanOutBatch(db)));
   }
 
@@ -204,6 +206,7 @@ export class WebhookDispatcher {
     const room = this.#opts.concurrency - this.#inFlight.size;
     if (room <= 0) return;
     const now = Date.now();
+    if (!(await repo.anythingDue(this.#database.db, now))) return;
     const claimed = await this.#bookkeeping((db) => repo.claimDueSubscriptions(db, this.#opts.owner.id, now, now + this.#leaseMs, room));
     for (const sub of claimed) {
       const work = this.#deliverQueue(sub)

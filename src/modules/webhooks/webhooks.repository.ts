@@ -127,6 +127,18 @@ export async function eventsToFanOut(tx: Kysely<DB>, limit: number, now: number)
     .execute();
 }
 
+/** Whether any due outbox row awaits the fan-out: a read, so an idle round takes no write lock. */
+export async function anythingToFanOut(db: Kysely<DB>, now: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('outbox')
+    .select('id')
+    .where('webhooks_at', 'is', null)
+    .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function markFannedOut(tx: Kysely<DB>, ids: number[], now: number): Promise<void> {
   if (ids.length > 0) await tx.updateTable('outbox').set({ webhooks_at: now }).where('id', 'in', ids).execute();
 }
@@ -195,6 +207,18 @@ export async function claimDueSubscriptions(db: Kysely<DB>, owner: string, now: 
     ) and status = 'active' and ${free}
     returning id, url, secret_sealed, previous_secret_sealed, previous_secret_until`.execute(db);
   return result.rows;
+}
+
+/** Whether some queue could be claimed now (the claim's condition, read only). */
+export async function anythingDue(db: Kysely<DB>, now: number): Promise<boolean> {
+  const result = await sql<{ id: number }>`
+    select s.id from webhook_subscriptions s
+    where s.status = 'active' and (s.lease_until is null or s.lease_until < ${now})
+      and (s.next_attempt_at <= ${now}
+        or (s.next_attempt_at is null and exists (
+          select 1 from webhook_deliveries d where d.subscription_id = s.id and d.status = 'pending')))
+    limit 1`.execute(db);
+  return result.rows.length > 0;
 }
 
 /** Extends a lease still held by `owner`; false when it was lost (expired and taken over). */
