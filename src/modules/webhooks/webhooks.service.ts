@@ -8,6 +8,7 @@ import { encryptSecret } from '../../security/crypto.js';
 import { generateWebhookSecret, webhookHeaders } from '../../security/standard-webhooks.js';
 import { checkEndpointUrl, postJson, type Resolver } from './endpoint.js';
 import { isWebhookEvent, REQUIREMENTS, WEBHOOK_EVENTS, type WebhookEvent } from './webhook-events.js';
+import { findAppById } from '../apps/apps.repository.js';
 import * as repo from './webhooks.repository.js';
 import type { AttemptRow, DeliveryRow, SubscriptionRow } from './webhooks.table.js';
 
@@ -81,7 +82,7 @@ async function checkRights(db: Kysely<DB>, caller: Caller, events: WebhookEvent[
     const need = REQUIREMENTS[event];
     if ('scope' in need && !caller.scopes.includes(need.scope)) throw new InsufficientScopeError(need.scope);
     if ('merchandiseAccess' in need) {
-      const app = await db.selectFrom('apps').select('merchandise_access').where('id', '=', caller.appId).executeTakeFirst();
+      const app = await findAppById(db, caller.appId);
       if (!app?.merchandise_access) throw new ForbiddenError(`${event} is only for applications with Merchandise API access (their merchants' sales); ask the operator for access.`);
     }
   }
@@ -233,7 +234,7 @@ async function manageable(db: Kysely<DB>, userId: number, subscriptionId: number
   const row = subscriptionId > 0 ? await repo.findSubscription(db, subscriptionId) : undefined;
   if (row) {
     if (row.user_id === userId) return { row, asStreamer: true };
-    const app = await db.selectFrom('apps').select('owner_id').where('id', '=', row.app_id).executeTakeFirst();
+    const app = await findAppById(db, row.app_id);
     if (app?.owner_id === userId) return { row, asStreamer: false };
   }
   throw new NotFoundError('This webhook subscription does not exist.');
