@@ -19,6 +19,7 @@ import { proxyTrust } from './http/proxy-trust.js';
 import { loggingOptions, registerRequestIdHeader } from './http/request-log.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
 import { goalSweeper } from './modules/goals/goals.plugin.js';
+import { pendingDonationSweeper } from './modules/payments/pending.sweeper.js';
 import { paymentNotificationsPlugin } from './modules/payments/payments.plugin.js';
 import { PaymentProviders } from './modules/payments/providers.js';
 import type { StripeApiEndpoint } from './modules/payments/stripe.js';
@@ -132,6 +133,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await app.register(widgetsPlugin);
   await app.register(assetsPlugin);
   await app.register(goalSweeper);
+  await app.register(pendingDonationSweeper);
   await app.register(outboxRelayPlugin);
   await app.register(webhookDispatcherPlugin);
   return app;

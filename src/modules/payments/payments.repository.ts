@@ -32,6 +32,12 @@ export async function pendingByRef(db: Kysely<DB>, ref: string): Promise<Pending
   return db.selectFrom('pending_donations').selectAll().where('ref', '=', ref).executeTakeFirst();
 }
 
+/** Deletes pending donations created before `before` that no payment recorded; returns how many. */
+export async function deleteUnpaidPendingBefore(db: Kysely<DB>, before: number): Promise<number> {
+  const result = await db.deleteFrom('pending_donations').where('donation_id', 'is', null).where('created_at', '<', before).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Marks the pending donation paid by its first recorded donation; later payments leave it as it is. */
 export async function markPendingRecorded(db: Kysely<DB>, id: number, donationId: number): Promise<void> {
   await db.updateTable('pending_donations').set({ donation_id: donationId }).where('id', '=', id).where('donation_id', 'is', null).execute();
