@@ -151,7 +151,7 @@ describe('revocation across two nodes (PostgreSQL + Redis)', { skip: !runnable &
     const widgetSocket = await connected(ws(nodeB), widget.connection_token, 'modern');
 
     const adminSession = new Session(nodeA, await startSession(t.database.db, admin.id));
-    assert.equal(await adminSession.submit(`/admin/users?q=${encodeURIComponent(s.user.email)}`, `/admin/users/${s.user.id}/active`, { active: '0' }), 200);
+    assert.equal(await adminSession.submit(`/admin/users?q=${encodeURIComponent(s.user.email)}`, `/admin/users/${s.user.id}/active`, { active: '0' }), 303, 'accepted: post/redirect/get');
 
     assert.deepEqual(await closedBy(appLegacy), REVOKED);
     assert.deepEqual(await closedBy(widgetSocket), REVOKED);
