@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
+import { CommitWokenLoop } from '../../db/commit-woken-loop.js';
 import type { DB } from '../../db/schema.js';
 import { ClaimOwner } from './claim-owner.js';
 import type { ChannelPosition, EventPublisher, StoredEvent } from './events.js';
@@ -52,11 +53,7 @@ export class OutboxRelay {
   readonly #publisher: EventPublisher;
   readonly #opts: Required<Omit<OutboxRelayOptions, 'logger' | 'owner'>> & Pick<OutboxRelayOptions, 'logger'>;
   readonly #listeners = new Set<PublishedListener>();
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<void> | null = null;
-  #again = false;
-  #stopped = true;
-  #unsubscribe: (() => void) | null = null;
+  readonly #loop: CommitWokenLoop;
   #lastCleanup = 0;
   #recovered = false;
 
@@ -66,6 +63,11 @@ export class OutboxRelay {
     const { owner, ...rest } = opts;
     this.owner = owner ?? new ClaimOwner(`relay-${Math.random().toString(36).slice(2, 10)}`);
     this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, recordPositions: false, streamRetentionMs: 30 * 24 * 3600_000, ...rest };
+    this.#loop = new CommitWokenLoop(database, {
+      pollMs: this.#opts.pollMs,
+      round: () => this.#round(),
+      onError: (err) => this.#opts.logger?.error({ err }, 'outbox relay: publishing failed; will retry'),
+    });
   }
 
   /**
@@ -74,29 +76,16 @@ export class OutboxRelay {
    * subscriber recovers from a history that is about to be replayed.
    */
   async start(): Promise<void> {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#unsubscribe = this.#database.onCommit(() => this.kick());
-    this.#run();
-    await this.#running;
+    await this.#loop.start();
   }
 
   /** Drain now; a commit during a round makes one more round right after it. */
   kick(): void {
-    if (this.#stopped) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#schedule(0);
+    this.#loop.kick();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#unsubscribe?.();
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#running;
+    await this.#loop.stop();
   }
 
   /** One full drain (all pending rows); returns how many were published. Used by tests too. */
@@ -129,34 +118,13 @@ export class OutboxRelay {
     return dead.length;
   }
 
-  #schedule(delay: number): void {
-    if (this.#stopped) return;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.#run(), delay);
-    this.#timer.unref();
-  }
-
-  #run(): void {
-    this.#timer = null;
-    if (this.#running || this.#stopped) return;
-    this.#again = false;
-    let failed = false;
-    this.#running = (async () => {
-      try {
-        if (!this.#recovered) {
-          await this.releaseDeadClaims();
-          this.#recovered = true;
-        }
-        await this.drain();
-        await this.#cleanup();
-      } catch (err) {
-        failed = true;
-        this.#opts.logger?.error({ err }, 'outbox relay: publishing failed; will retry');
-      }
-      this.#running = null;
-      // A commit that arrived mid-round may have come after the round read the outbox.
-      this.#schedule(failed ? this.#opts.pollMs * 10 : this.#again ? 0 : this.#opts.pollMs);
-    })();
+  async #round(): Promise<void> {
+    if (!this.#recovered) {
+      await this.releaseDeadClaims();
+      this.#recovered = true;
+    }
+    await this.drain();
+    await this.#cleanup();
   }
 
   async #publish(row: PendingEvent, batch: Batch): Promise<void> {

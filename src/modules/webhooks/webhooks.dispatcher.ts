@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { WebhooksConfig } from '../../config/config.js';
 import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
+import { CommitWokenLoop } from '../../db/commit-woken-loop.js';
 import type { DB } from '../../db/schema.js';
 import { decryptSecret } from '../../security/crypto.js';
 import { webhookHeaders } from '../../security/standard-webhooks.js';
@@ -50,16 +51,17 @@ export class WebhookDispatcher {
   readonly #database: Database;
   readonly #opts: Required<Omit<DispatcherOptions, 'logger'>> & Pick<DispatcherOptions, 'logger'>;
   readonly #inFlight = new Map<number, Promise<void>>();
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<void> | null = null;
-  #again = false;
-  #stopped = true;
-  #unsubscribe: (() => void) | null = null;
+  readonly #loop: CommitWokenLoop;
   #recovered = false;
 
   constructor(database: Database, opts: DispatcherOptions) {
     this.#database = database;
     this.#opts = { pollMs: 250, concurrency: 16, ...opts };
+    this.#loop = new CommitWokenLoop(database, {
+      pollMs: this.#opts.pollMs,
+      round: () => this.#round(),
+      onError: (err) => this.#opts.logger?.error({ err }, 'webhooks: a dispatch round failed; will retry'),
+    });
   }
 
   get #leaseMs(): number {
@@ -68,59 +70,26 @@ export class WebhookDispatcher {
   }
 
   async start(): Promise<void> {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#unsubscribe = this.#database.onCommit(() => this.kick());
-    this.#run();
-    await this.#running;
+    await this.#loop.start();
   }
 
   kick(): void {
-    if (this.#stopped) return;
-    if (this.#running) {
-      this.#again = true;
-      return;
-    }
-    this.#schedule(0);
+    this.#loop.kick();
   }
 
   /** Stops claiming; waits for the requests under way (each ends within the timeout). */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#unsubscribe?.();
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#running;
+    await this.#loop.stop();
     await Promise.all(this.#inFlight.values());
   }
 
-  #schedule(delay: number): void {
-    if (this.#stopped) return;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.#run(), delay);
-    this.#timer.unref();
-  }
-
-  #run(): void {
-    this.#timer = null;
-    if (this.#running || this.#stopped) return;
-    this.#again = false;
-    let failed = false;
-    this.#running = (async () => {
-      try {
-        if (!this.#recovered) {
-          await this.#releaseDeadLeases();
-          this.#recovered = true;
-        }
-        while ((await this.fanOut()) === FAN_OUT_BATCH);
-        await this.#claimAndDeliver();
-      } catch (err) {
-        failed = true;
-        this.#opts.logger?.error({ err }, 'webhooks: a dispatch round failed; will retry');
-      }
-      this.#running = null;
-      this.#schedule(failed ? this.#opts.pollMs * 10 : this.#again ? 0 : this.#opts.pollMs);
-    })();
+  async #round(): Promise<void> {
+    if (!this.#recovered) {
+      await this.#releaseDeadLeases();
+      this.#recovered = true;
+    }
+    while ((await this.fanOut()) === FAN_OUT_BATCH);
+    await this.#claimAndDeliver();
   }
 
   /** Leases of this node's dead processes (kill -9) go back at once instead of after LEASE_MS. */
@@ -229,7 +198,7 @@ export class WebhookDispatcher {
       const queue = await repo.queueHeads(db, sub.id, QUEUE_PAGE);
       if (queue.length === 0) return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, null));
       for (const head of queue) {
-        if (head.next_attempt_at > Date.now() || this.#stopped) return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, head.next_attempt_at));
+        if (head.next_attempt_at > Date.now() || this.#loop.stopped) return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, head.next_attempt_at));
         const timestamp = Math.floor(Date.now() / 1000);
         const result = await postJson(sub.url, webhookHeaders(secrets, head.message_id, timestamp, head.body), head.body, {
           timeoutMs: this.#opts.config.timeoutMs,

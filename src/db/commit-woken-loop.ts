@@ -1,0 +1,86 @@
+import type { Database } from './database.js';
+
+export interface CommitWokenLoopOptions {
+  /** The idle poll: how soon rows written by other processes are found. */
+  pollMs: number;
+  /** One round of the work. A round that throws is reported and retried after ten idle polls. */
+  round: () => Promise<void>;
+  onError: (err: unknown) => void;
+}
+
+/**
+ * Runs background work over the database in rounds, one at a time: at once after every commit of
+ * this process (the database's `onCommit`), every `pollMs` when idle, later after a failure. A
+ * commit that arrives during a round means one more round right after it, since the round may have
+ * read before that commit. The outbox relay and the webhook dispatcher run on it.
+ */
+export class CommitWokenLoop {
+  readonly #database: Database;
+  readonly #opts: CommitWokenLoopOptions;
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<void> | null = null;
+  #again = false;
+  #stopped = true;
+  #unsubscribe: (() => void) | null = null;
+
+  constructor(database: Database, opts: CommitWokenLoopOptions) {
+    this.#database = database;
+    this.#opts = opts;
+  }
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Starts the rounds; resolves when the first one is over. */
+  async start(): Promise<void> {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#unsubscribe = this.#database.onCommit(() => this.kick());
+    this.#run();
+    await this.#running;
+  }
+
+  /** A round now, or right after the one under way. */
+  kick(): void {
+    if (this.#stopped) return;
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#schedule(0);
+  }
+
+  /** No more rounds; resolves when the one under way is over. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#unsubscribe?.();
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+
+  #schedule(delay: number): void {
+    if (this.#stopped) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#run(), delay);
+    this.#timer.unref();
+  }
+
+  #run(): void {
+    this.#timer = null;
+    if (this.#running || this.#stopped) return;
+    this.#again = false;
+    let failed = false;
+    this.#running = (async () => {
+      try {
+        await this.#opts.round();
+      } catch (err) {
+        failed = true;
+        this.#opts.onError(err);
+      }
+      this.#running = null;
+      this.#schedule(failed ? this.#opts.pollMs * 10 : this.#again ? 0 : this.#opts.pollMs);
+    })();
+  }
+}
