@@ -34,30 +34,24 @@ export async function subscriptionsOfGrant(db: Kysely<DB>, appId: number, userId
 
 export type SubscriptionWithApp = SubscriptionRow & { app_name: string; streamer_name: string };
 
-/** Every subscription made for this streamer, by any application (the dashboard), newest first. */
-export async function subscriptionsForStreamer(db: Kysely<DB>, userId: number): Promise<SubscriptionWithApp[]> {
-  return db
+/** Subscriptions with their application's and streamer's names, for the dashboard, newest first. */
+const subscriptionsWithApp = (db: Kysely<DB>) =>
+  db
     .selectFrom('webhook_subscriptions as s')
     .innerJoin('apps', 'apps.id', 's.app_id')
     .innerJoin('users', 'users.id', 's.user_id')
     .selectAll('s')
     .select(['apps.name as app_name', 'users.name as streamer_name'])
-    .where('s.user_id', '=', userId)
-    .orderBy('s.id', 'desc')
-    .execute();
+    .orderBy('s.id', 'desc');
+
+/** Every subscription made for this streamer, by any application. */
+export async function subscriptionsForStreamer(db: Kysely<DB>, userId: number): Promise<SubscriptionWithApp[]> {
+  return subscriptionsWithApp(db).where('s.user_id', '=', userId).execute();
 }
 
-/** Every subscription of the applications this account owns, for any streamer (the dashboard), newest first. */
+/** Every subscription of the applications this account owns, for any streamer. */
 export async function subscriptionsOfOwnedApps(db: Kysely<DB>, ownerId: number): Promise<SubscriptionWithApp[]> {
-  return db
-    .selectFrom('webhook_subscriptions as s')
-    .innerJoin('apps', 'apps.id', 's.app_id')
-    .innerJoin('users', 'users.id', 's.user_id')
-    .selectAll('s')
-    .select(['apps.name as app_name', 'users.name as streamer_name'])
-    .where('apps.owner_id', '=', ownerId)
-    .orderBy('s.id', 'desc')
-    .execute();
+  return subscriptionsWithApp(db).where('apps.owner_id', '=', ownerId).execute();
 }
 
 /** Leaves `active` for good (deleted, or 410 Gone): its queue is cancelled, its log kept. */
