@@ -19,7 +19,7 @@ const skip = chromiumMissing();
 const PASSWORD = 'correct horse battery';
 
 /** The dashboard pages whose every string comes from the catalog. */
-const MAIN_PAGES = ['/dashboard', '/dashboard/donations', '/dashboard/goals', '/dashboard/polls', '/dashboard/widgets', '/dashboard/merchandise', '/dashboard/apps', '/dashboard/authorized-apps', '/dashboard/profile', '/admin/users', '/admin/merchants', '/admin/rates'];
+const MAIN_PAGES = ['/dashboard', '/dashboard/donations', '/dashboard/goals', '/dashboard/polls', '/dashboard/widgets', '/dashboard/merchandise', '/dashboard/apps', '/dashboard/authorized-apps', '/dashboard/profile', '/dashboard/payments', '/dashboard/moderation', '/dashboard/webhooks', '/admin/users', '/admin/merchants', '/admin/rates'];
 
 let t: TestApp;
 let base: string;
