@@ -15,12 +15,25 @@ async function currentSchema(db: Kysely<any>): Promise<string | undefined> {
   return rows[0]?.schema ?? undefined;
 }
 
+/** PostgreSQL errors of a catalog read racing a concurrent DROP: schema, table or column gone. */
+function isConcurrentDdl(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '3F000' || code === '42P01' || code === '42703';
+}
+
 /** Brings the schema up to date. Safe to run from several processes at once (Kysely takes a lock). */
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResult[]> {
   // Migration numbers are handed out ahead and land in any order (0020 before 0017): a database
   // that already ran a higher number still runs a lower one that lands later.
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: await currentSchema(db), allowUnorderedMigrations: true });
-  const { error, results } = await migrator.migrateToLatest();
+  let { error, results } = await migrator.migrateToLatest();
+  // Before it migrates, Kysely looks for its bookkeeping tables by introspecting every table of the
+  // database; on PostgreSQL that catalog query fails when another session drops a schema or table
+  // meanwhile (another application's DDL on a shared database; our test suites drop their schemas
+  // all the time). Nothing was applied then (no results), so looking again is safe.
+  for (let attempt = 1; error && !results && isConcurrentDdl(error) && attempt < 5; attempt++) {
+    ({ error, results } = await migrator.migrateToLatest());
+  }
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new MigrationError(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? error}`, { cause: error });
