@@ -180,3 +180,30 @@ export async function alternateRounds<Side extends string, R>(
   }
   return results;
 }
+
+// Request/response over the fork channel between a bench and its child processes.
+
+export type IpcMessage = { id?: number; cmd: string; [k: string]: unknown };
+
+/** In a child: answers each command of the parent with its handler's result. */
+export function serveIpc(handlers: Record<string, (m: IpcMessage) => Promise<unknown> | unknown>): void {
+  process.on('message', async (m: IpcMessage) => {
+    const result = await handlers[m.cmd]!(m);
+    process.send!({ id: m.id, result });
+  });
+}
+
+let nextIpcId = 1;
+/** In the parent: sends a command to a child and resolves with its answer. */
+export function callIpc<T = any>(child: ChildProcess, cmd: string, args: Record<string, unknown> = {}): Promise<T> {
+  const id = nextIpcId++;
+  return new Promise((resolve) => {
+    const on = (m: { id: number; result: T }): void => {
+      if (m.id !== id) return;
+      child.off('message', on);
+      resolve(m.result);
+    };
+    child.on('message', on);
+    child.send({ id, cmd, ...args });
+  });
+}

@@ -33,37 +33,12 @@ import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import WebSocket from 'ws';
-import { BENCH_PG_URL, dialectArg, machine, median, numberArg as arg } from './lib.js';
+import { BENCH_PG_URL, callIpc, dialectArg, machine, median, numberArg as arg, serveIpc } from './lib.js';
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-// ---------------------------------------------------------------------------------------------------
-// IPC: request/response over the fork channel.
-
-type Msg = { id?: number; cmd: string; [k: string]: unknown };
-
-function serve(handlers: Record<string, (m: Msg) => Promise<unknown> | unknown>): void {
-  process.on('message', async (m: Msg) => {
-    const result = await handlers[m.cmd]!(m);
-    process.send!({ id: m.id, result });
-  });
-}
-
-let nextId = 1;
-function call<T = any>(child: ChildProcess, cmd: string, args: Record<string, unknown> = {}): Promise<T> {
-  const id = nextId++;
-  return new Promise((resolve) => {
-    const on = (m: { id: number; result: T }): void => {
-      if (m.id !== id) return;
-      child.off('message', on);
-      resolve(m.result);
-    };
-    child.on('message', on);
-    child.send({ id, cmd, ...args });
-  });
-}
 
 function spawn(...args: string[]): ChildProcess {
   return fork(fileURLToPath(import.meta.url), args, { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
@@ -113,7 +88,7 @@ async function server(root: string): Promise<void> {
   const { accessToken } = await app.ctx.tokens.issue(db, { grantId, clientId: client.client_id, userId: user.id, scopes }, false);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
-  serve({
+  serveIpc({
     info: () => ({ port, secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id), user: String(user.id), accessToken }),
     subscriptions: () => app.ctx.realtime.node.stats().subscriptions,
     /**
@@ -199,7 +174,7 @@ async function clients(): Promise<void> {
     return ws;
   }
 
-  serve({
+  serveIpc({
     async connect(m) {
       const kind = m.kind as string;
       socks[kind] ??= [];
@@ -298,13 +273,13 @@ async function main(): Promise<void> {
   const infos: Record<string, any> = {};
   for (const side of sides) {
     servers[side] = spawn('--role=server', `--root=${roots[side]}`, `--dialect=${dialectArg()}`);
-    infos[side] = await call(servers[side]!, 'info');
+    infos[side] = await callIpc(servers[side]!, 'info');
   }
   const group = Array.from({ length: procs }, () => spawn('--role=clients'));
   const share = (n: number, i: number): number => Math.floor(n / procs) + (i < n % procs ? 1 : 0);
   for (const side of sides) {
-    await Promise.all(group.map((c, i) => call(c, 'connect', { kind: side, count: share(subscribersOf(side), i), info: infos[side] })));
-    const subs = await call<number>(servers[side]!, 'subscriptions');
+    await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind: side, count: share(subscribersOf(side), i), info: infos[side] })));
+    const subs = await callIpc<number>(servers[side]!, 'subscriptions');
     if (subs !== subscribersOf(side)) throw new Error(`${side}: ${subs} subscriptions, expected ${subscribersOf(side)}`);
   }
   console.log(`# connected; load average ${load()}`);
@@ -317,10 +292,10 @@ async function main(): Promise<void> {
     for (const side of order) {
       const info = infos[side];
       const base = `http://127.0.0.1:${info.port}`;
-      await Promise.all(group.map((c) => call(c, 'reset', { kind: side })));
+      await Promise.all(group.map((c) => callIpc(c, 'reset', { kind: side })));
       const loadStart = load();
       const [done, healthz, api] = await Promise.all([
-        call<{ created: number; failed: number; late: number; loopP99: number; loopMax: number; cpuMs: number; seconds: number }>(servers[side]!, 'load', { rate, seconds }),
+        callIpc<{ created: number; failed: number; late: number; loopP99: number; loopMax: number; cpuMs: number; seconds: number }>(servers[side]!, 'load', { rate, seconds }),
         probe(`${base}/healthz`, {}, probes, seconds, agent),
         probe(`${base}/api/v1/alerts/donations?page=1`, { authorization: `Bearer ${info.accessToken}` }, probes, seconds, agent),
       ]);
@@ -328,11 +303,11 @@ async function main(): Promise<void> {
       const deadline = Date.now() + 60_000;
       let deliveries = 0;
       while (Date.now() < deadline) {
-        deliveries = (await Promise.all(group.map((c) => call<number>(c, 'received', { kind: side })))).reduce((a, b) => a + b, 0);
+        deliveries = (await Promise.all(group.map((c) => callIpc<number>(c, 'received', { kind: side })))).reduce((a, b) => a + b, 0);
         if (deliveries >= expected) break;
         await sleep(200);
       }
-      const hists = await Promise.all(group.map((c) => call<number[]>(c, 'histogram', { kind: side })));
+      const hists = await Promise.all(group.map((c) => callIpc<number[]>(c, 'histogram', { kind: side })));
       const hist = hists[0]!.map((_, i) => hists.reduce((a, h) => a + h[i]!, 0));
       const r: Round = { side, healthz, api, deliveries, expected, hist, late: done.late, loopP99: done.loopP99, cpu: done.cpuMs / 1000 / done.seconds, loadStart, loadEnd: load() };
       results.push(r);

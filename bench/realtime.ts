@@ -22,7 +22,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { MemoryBroker } from '../src/realtime/broker-memory.js';
 import { RealtimeNode } from '../src/realtime/node.js';
 import { signChannelToken, signConnectionToken } from '../src/security/jwt.js';
-import { alternateRounds, median, numberArg as arg } from './lib.js';
+import { alternateRounds, callIpc, median, numberArg as arg, serveIpc } from './lib.js';
 
 const SECRET = 'bench-secret';
 const CHANNEL = '$alerts:donation_1';
@@ -38,31 +38,6 @@ function payload(i: number): Record<string, unknown> {
   };
 }
 
-// ---------------------------------------------------------------------------------------------------
-// IPC: request/response over the fork channel.
-
-type Msg = { id?: number; cmd: string; [k: string]: unknown };
-
-function serve(handlers: Record<string, (m: Msg) => Promise<unknown> | unknown>): void {
-  process.on('message', async (m: Msg) => {
-    const result = await handlers[m.cmd]!(m);
-    process.send!({ id: m.id, result });
-  });
-}
-
-let nextId = 1;
-function call<T = any>(child: ChildProcess, cmd: string, args: Record<string, unknown> = {}): Promise<T> {
-  const id = nextId++;
-  return new Promise((resolve) => {
-    const on = (m: { id: number; result: T }): void => {
-      if (m.id !== id) return;
-      child.off('message', on);
-      resolve(m.result);
-    };
-    child.on('message', on);
-    child.send({ id, cmd, ...args });
-  });
-}
 
 function spawn(role: string): ChildProcess {
   return fork(process.argv[1]!, [`--role=${role}`], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: 'inherit' });
@@ -93,7 +68,7 @@ async function rawServer(): Promise<void> {
   const wss = new WebSocketServer({ server, perMessageDeflate: false });
   const port = await listen(server);
   let seq = 0;
-  serve({
+  serveIpc({
     port: () => port,
     count: () => wss.clients.size,
     mem: () => (gc(), gc(), process.memoryUsage()),
@@ -118,7 +93,7 @@ async function nodeServer(): Promise<void> {
   node.attach(server);
   const port = await listen(server);
   let seq = 0;
-  serve({
+  serveIpc({
     port: () => port,
     count: () => node.stats().subscriptions,
     mem: () => (gc(), gc(), process.memoryUsage()),
@@ -148,7 +123,7 @@ async function appServer(): Promise<void> {
   const user = await createAccount(db, { email: 'bench@example.test', password: 'a long passphrase', name: 'Bench' });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
-  serve({
+  serveIpc({
     port: () => port,
     // Real-time tokens name a real, active account (the service checks it at connect): the streamer's.
     info: () => ({ secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id), user: String(user.id) }),
@@ -226,7 +201,7 @@ async function clients(): Promise<void> {
     return ws;
   }
 
-  serve({
+  serveIpc({
     async connect(m) {
       const kind = m.kind as string;
       const url = `ws://127.0.0.1:${m.port as number}${kind === 'raw' ? '/' : '/connection/websocket'}`;
@@ -283,7 +258,7 @@ function percentile(hist: number[], p: number): number {
 }
 
 async function waitCount(server: ChildProcess, n: number): Promise<void> {
-  while ((await call<number>(server, 'count')) !== n) await sleep(20);
+  while ((await callIpc<number>(server, 'count')) !== n) await sleep(20);
 }
 
 async function main(): Promise<void> {
@@ -301,7 +276,7 @@ async function main(): Promise<void> {
   const raw = spawn('raw');
   const node = spawn('node');
   const group = Array.from({ length: procs }, () => spawn('clients'));
-  const ports = { raw: await call<number>(raw, 'port'), node: await call<number>(node, 'port') };
+  const ports = { raw: await callIpc<number>(raw, 'port'), node: await callIpc<number>(node, 'port') };
   const servers = { raw, node } as const;
   const share = (n: number, i: number): number => Math.floor(n / procs) + (i < n % procs ? 1 : 0);
 
@@ -310,20 +285,20 @@ async function main(): Promise<void> {
   console.log('subscribers | raw deliveries/s | node deliveries/s | ratio | raw CPU µs/delivery | node CPU µs/delivery | CPU ratio (raw/node)');
   for (const n of sizes) {
     for (const kind of ['raw', 'node'] as const) {
-      await Promise.all(group.map((c, i) => call(c, 'connect', { kind, port: ports[kind], count: share(n, i) })));
+      await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind, port: ports[kind], count: share(n, i) })));
       await waitCount(servers[kind], n);
     }
     const burst = await alternateRounds(
       rounds,
       ['raw', 'node'] as const,
       async (kind) => {
-        await Promise.all(group.map((c) => call(c, 'expect', { kind, messages })));
-        const cpu0 = await call<NodeJS.CpuUsage>(servers[kind], 'cpu');
+        await Promise.all(group.map((c) => callIpc(c, 'expect', { kind, messages })));
+        const cpu0 = await callIpc<NodeJS.CpuUsage>(servers[kind], 'cpu');
         const t0 = now();
-        await call(servers[kind], 'burst', { messages });
-        const ends = await Promise.all(group.map((c) => call<number>(c, 'done')));
+        await callIpc(servers[kind], 'burst', { messages });
+        const ends = await Promise.all(group.map((c) => callIpc<number>(c, 'done')));
         const elapsed = Math.max(...ends) - t0;
-        const cpu1 = await call<NodeJS.CpuUsage>(servers[kind], 'cpu');
+        const cpu1 = await callIpc<NodeJS.CpuUsage>(servers[kind], 'cpu');
         await sleep(200);
         return { rate: (n * messages) / (elapsed / 1000), cpu: (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / (n * messages) };
       },
@@ -336,7 +311,7 @@ async function main(): Promise<void> {
       `${n} | ${rr.toFixed(0)} | ${nr.toFixed(0)} | ${(nr / rr).toFixed(2)} | ${rc.toFixed(2)} | ${nc.toFixed(2)} | ${(rc / nc).toFixed(2)}`,
     );
     for (const kind of ['raw', 'node'] as const) {
-      await Promise.all(group.map((c) => call(c, 'close', { kind })));
+      await Promise.all(group.map((c) => callIpc(c, 'close', { kind })));
       await waitCount(servers[kind], 0);
     }
   }
@@ -344,21 +319,21 @@ async function main(): Promise<void> {
   // Latency of the node alone (publish → subscriber) and of the whole service (donation created →
   // subscriber: SQLite commit, outbox relay, node), in alternating rounds.
   const app = spawn('app');
-  const appPort = await call<number>(app, 'port');
-  const appInfo = await call<{ secret: string; channel: string }>(app, 'info');
+  const appPort = await callIpc<number>(app, 'port');
+  const appInfo = await callIpc<{ secret: string; channel: string }>(app, 'info');
   const latencyRuns: Record<'node' | 'app', number[][]> = { node: [], app: [] };
   for (let round = 0; round < rounds; round++) {
     for (const kind of ['node', 'app'] as const) {
       const server = kind === 'node' ? node : app;
       const extra = kind === 'app' ? appInfo : {};
-      await Promise.all(group.map((c, i) => call(c, 'connect', { kind, port: kind === 'node' ? ports.node : appPort, count: share(latencySubs, i), ...extra })));
+      await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind, port: kind === 'node' ? ports.node : appPort, count: share(latencySubs, i), ...extra })));
       await waitCount(server, latencySubs);
-      await Promise.all(group.map((c) => call(c, 'latency')));
-      await call(server, 'paced', { rate: 100, seconds: latencySeconds });
+      await Promise.all(group.map((c) => callIpc(c, 'latency')));
+      await callIpc(server, 'paced', { rate: 100, seconds: latencySeconds });
       await sleep(500);
-      const hists = await Promise.all(group.map((c) => call<number[]>(c, 'histogram')));
+      const hists = await Promise.all(group.map((c) => callIpc<number[]>(c, 'histogram')));
       latencyRuns[kind].push(hists[0]!.map((_, i) => hists.reduce((a, h) => a + h[i]!, 0)));
-      await Promise.all(group.map((c) => call(c, 'close', { kind })));
+      await Promise.all(group.map((c) => callIpc(c, 'close', { kind })));
       await waitCount(server, 0);
     }
   }
@@ -378,22 +353,22 @@ async function main(): Promise<void> {
   console.log(`\n## Memory (${idle} idle connections, fresh server process each, after GC)`);
   for (const kind of ['node', 'raw'] as const) {
     const server = spawn(kind);
-    const port = await call<number>(server, 'port');
+    const port = await callIpc<number>(server, 'port');
     // Warm-up: one-time costs (JIT, crypto thread pool, buffers) are not per-connection costs.
     const warm = Math.min(500, idle);
-    await Promise.all(group.map((c, i) => call(c, 'connect', { kind, port, count: share(warm, i) })));
+    await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind, port, count: share(warm, i) })));
     await waitCount(server, warm);
-    await Promise.all(group.map((c) => call(c, 'close', { kind })));
+    await Promise.all(group.map((c) => callIpc(c, 'close', { kind })));
     await waitCount(server, 0);
     await sleep(300);
-    const before = await call<NodeJS.MemoryUsage>(server, 'mem');
-    await Promise.all(group.map((c, i) => call(c, 'connect', { kind, port, count: share(idle, i) })));
+    const before = await callIpc<NodeJS.MemoryUsage>(server, 'mem');
+    await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind, port, count: share(idle, i) })));
     await waitCount(server, idle);
     await sleep(500);
-    const after = await call<NodeJS.MemoryUsage>(server, 'mem');
+    const after = await callIpc<NodeJS.MemoryUsage>(server, 'mem');
     const per = (k: 'rss' | 'heapUsed'): string => ((after[k] - before[k]) / idle / 1024).toFixed(2);
     console.log(`${kind === 'node' ? 'RealtimeNode (connected + subscribed)' : 'raw ws (open)'}: RSS ${per('rss')} KiB/conn, heap ${per('heapUsed')} KiB/conn`);
-    await Promise.all(group.map((c) => call(c, 'close', { kind })));
+    await Promise.all(group.map((c) => callIpc(c, 'close', { kind })));
     server.kill();
   }
   for (const c of group) c.kill();
