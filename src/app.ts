@@ -8,6 +8,7 @@ import { loadSecrets, type Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { parseQueryString, registerBodyParsers } from './http/body-parsers.js';
+import { clientErrorHandler } from './http/client-error.js';
 import { lazyValidators } from './http/lazy-validators.js';
 import { strictNumberCoercion } from './http/number-coercion.js';
 import { errorHandler, jsonUnlessHtmlAsked, notFoundHandler } from './http/error-handler.js';
@@ -61,6 +62,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     trustProxy: proxyTrust(config),
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false }, plugins: [strictNumberCoercion, lazyValidators] },
     forceCloseConnections: 'idle',
+    clientErrorHandler,
     return503OnClosing: true,
   });
 
