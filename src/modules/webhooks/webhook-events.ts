@@ -1,11 +1,12 @@
 import type { EventType } from '../outbox/events.js';
 
 /**
- * The events an application can subscribe to, and what it needs for each. Streamer-wide events need
- * the OAuth scope of the real-time channel carrying the same data (spec 5.2, §6: donations
- * `oauth-donation-subscribe`, goals `oauth-goal-subscribe`, polls `oauth-poll-subscribe`). Custom
- * alerts and merchandise sales are delivered only for the application's own items: the custom alerts
- * it sent, the sales of its merchants.
+ * The events an application can subscribe to, and what it needs for each. Donations, goals and polls
+ * need `oauth-donation-subscribe` (issue 11: one scope for a streamer's events, the one integrations
+ * already ask for); goals and polls also accept the scope of their own real-time channel (spec 5.2,
+ * §6: `oauth-goal-subscribe`, `oauth-poll-subscribe`), so a token made for those channels works too.
+ * Custom alerts and merchandise sales are delivered only for the application's own items: the custom
+ * alerts it sent, the sales of its merchants.
  */
 export const WEBHOOK_EVENTS = [
   'donation.created',
@@ -26,22 +27,29 @@ export function isWebhookEvent(value: unknown): value is WebhookEvent {
   return typeof value === 'string' && (WEBHOOK_EVENTS as readonly string[]).includes(value);
 }
 
-/** What subscribing to an event takes: a scope of the token, or Merchandise API access of the app. */
-export type EventRequirement = { scope: string } | { merchandiseAccess: true };
+/**
+ * What subscribing to an event takes: any one of `scopes` on the token (the first is the one a 403
+ * names), or Merchandise API access of the app.
+ */
+export type EventRequirement = { scopes: readonly [string, ...string[]] } | { merchandiseAccess: true };
+
+const DONATIONS = { scopes: ['oauth-donation-subscribe'] } as const;
+const GOALS = { scopes: ['oauth-donation-subscribe', 'oauth-goal-subscribe'] } as const;
+const POLLS = { scopes: ['oauth-donation-subscribe', 'oauth-poll-subscribe'] } as const;
 
 export const REQUIREMENTS: Record<WebhookEvent, EventRequirement> = {
-  'donation.created': { scope: 'oauth-donation-subscribe' },
-  'custom_alert.created': { scope: 'oauth-custom_alert-store' },
+  'donation.created': DONATIONS,
+  'custom_alert.created': { scopes: ['oauth-custom_alert-store'] },
   'merchandise_sale.created': { merchandiseAccess: true },
-  'goal.created': { scope: 'oauth-goal-subscribe' },
-  'goal.updated': { scope: 'oauth-goal-subscribe' },
-  'goal.finished': { scope: 'oauth-goal-subscribe' },
-  'poll.created': { scope: 'oauth-poll-subscribe' },
-  'poll.updated': { scope: 'oauth-poll-subscribe' },
-  'poll.finished': { scope: 'oauth-poll-subscribe' },
+  'goal.created': GOALS,
+  'goal.updated': GOALS,
+  'goal.finished': GOALS,
+  'poll.created': POLLS,
+  'poll.updated': POLLS,
+  'poll.finished': POLLS,
   // Which alert was shown and when: donations to any app with the donation scope; a custom alert or a
   // sale only to the application that owns it (see `ownedItem`).
-  'alert.shown': { scope: 'oauth-donation-subscribe' },
+  'alert.shown': DONATIONS,
 };
 
 /** An item only its owning application hears about: a custom alert (its sender) or a sale (its merchant's app). */

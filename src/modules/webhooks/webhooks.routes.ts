@@ -32,7 +32,7 @@ export async function webhookRoutes(app: FastifyInstance): Promise<void> {
         ...EXTENSION,
         summary: 'Subscribe an HTTPS endpoint to the authorized streamer’s events',
         description:
-          'OpenAlerts extension. Before answering, the endpoint gets a signed `webhook.challenge` message and must answer 200 with its `data.challenge` as the body. Each event needs the scope of its real-time channel (`donation.created`, `alert.shown`: `oauth-donation-subscribe`; `goal.*`: `oauth-goal-subscribe`; `poll.*`: `oauth-poll-subscribe`); `custom_alert.created` (`oauth-custom_alert-store`) delivers the custom alerts this application sent, `merchandise_sale.created` (Merchandise API access) the sales of its merchants.',
+          'OpenAlerts extension. Before answering, the endpoint gets a signed `webhook.challenge` message and must answer 200 with its `data.challenge` as the body. `donation.created`, `alert.shown`, `goal.*` and `poll.*` need `oauth-donation-subscribe`; `goal.*` also accept `oauth-goal-subscribe` and `poll.*` `oauth-poll-subscribe` (the scopes of their real-time channels); `custom_alert.created` (`oauth-custom_alert-store`) delivers the custom alerts this application sent, `merchandise_sale.created` (Merchandise API access) the sales of its merchants.',
         tags: TAGS,
         security: SECURITY,
         consumes: BODY_MEDIA_TYPES,

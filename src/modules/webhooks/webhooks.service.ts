@@ -80,7 +80,7 @@ function validateInput(input: { url?: unknown; events?: unknown }, allowHttp: bo
 async function checkRights(db: Kysely<DB>, caller: Caller, events: WebhookEvent[]): Promise<void> {
   for (const event of events) {
     const need = REQUIREMENTS[event];
-    if ('scope' in need && !caller.scopes.includes(need.scope)) throw new InsufficientScopeError(need.scope);
+    if ('scopes' in need && !need.scopes.some((scope) => caller.scopes.includes(scope))) throw new InsufficientScopeError(need.scopes[0]);
     if ('merchandiseAccess' in need) {
       const app = await findAppById(db, caller.appId);
       if (!app?.merchandise_access) throw new ForbiddenError(`${event} is only for applications with Merchandise API access (their merchants' sales); ask the operator for access.`);
