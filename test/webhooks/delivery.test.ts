@@ -149,6 +149,34 @@ describe('webhook delivery', () => {
     }
   });
 
+  test('connections are kept alive, and a kept socket is reused only for the address this attempt checked', async () => {
+    const r = await receiver();
+    let target = '127.0.0.1';
+    f.t.app.ctx.webhooks.resolver = async () => [{ address: target, family: 4 }];
+    try {
+      const sub = await f.subscribe(`http://localhost:${r.port}/hook`, ['donation.created']);
+      await f.donate(1);
+      await f.donate(2);
+      await until(() => r.received.length === 2, 5000, 'two deliveries');
+      assert.equal(r.received[0]!.remotePort, r.received[1]!.remotePort, 'one connection for both');
+      // The name moves to another loopback address where nothing listens: the open connection to
+      // 127.0.0.1 must not carry the attempt (it would reach the receiver); it fails to connect.
+      target = '127.0.0.2';
+      await f.donate(3);
+      const refused = await until(async () => {
+        const attempts = await attemptsOf(db(), (await allDeliveriesOf(db(), sub.id)).map((d) => d.id));
+        return attempts.find((a) => a.error !== null);
+      }, 5000, 'a failed attempt');
+      assert.match(refused.error!, /ECONNREFUSED/);
+      assert.equal(r.received.length, 2, 'nothing went over the kept connection');
+      target = '127.0.0.1';
+      await until(() => r.received.length === 3, 5000, 'delivered once the name points back');
+      assert.equal(r.received[2]!.json.data.amount, 3);
+    } finally {
+      f.t.app.ctx.webhooks.resolver = (await import('../../src/modules/webhooks/endpoint.js')).systemResolver;
+    }
+  });
+
   test('custom alerts go only to the application that sent them; data is the REST resource', async () => {
     const r = await receiver();
     await f.subscribe(r.url, ['custom_alert.created']);

@@ -6,6 +6,8 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
   json: any;
+  /** The client's end of the TCP connection: the same port again means a kept-alive connection. */
+  remotePort: number;
 }
 
 /** What to answer a delivery: a status and body, a delay, or no answer at all. */
@@ -37,7 +39,7 @@ export class Receiver {
         } catch {
           // kept as text
         }
-        const received = { headers: req.headers, body, json };
+        const received = { headers: req.headers, body, json, remotePort: req.socket.remotePort ?? 0 };
         if (json?.type === 'webhook.challenge') {
           this.challenges.push(received);
           const answer = this.answerChallenge(json.data.challenge);

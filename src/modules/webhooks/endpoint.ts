@@ -6,8 +6,9 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 /**
  * Where webhooks may go, and the one HTTP request that takes them there (issue 11 "Safety"). The
  * address is checked after our own DNS resolution on every attempt, and the socket connects to
- * exactly the address that was checked (the request's `lookup` is the check), so a name that
- * resolves somewhere else later — DNS rebinding — cannot slip past. Redirects are not followed.
+ * exactly the address that was checked (a pinned `lookup`), so a name that resolves somewhere else
+ * later — DNS rebinding — cannot slip past; a kept-alive socket is reused only by an attempt whose
+ * own check gave the same address (ReceiverAgents). Redirects are not followed.
  */
 
 export interface EndpointPolicy {
@@ -88,32 +89,86 @@ function bareHost(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 
-/** Thrown when the guard refuses where a name resolved. */
-class RefusedAddressError extends Error {
-  readonly code = 'EWEBHOOKADDRESS';
+/**
+ * Where one attempt connects: the URL's address, or what its name resolves to now, checked. Any
+ * forbidden answer refuses the whole name (a name with one private address is suspect); plain http
+ * (WEBHOOKS_ALLOW_HTTP) only ever reaches loopback addresses.
+ */
+async function checkedAddress(url: URL, resolver: Resolver, policy: EndpointPolicy): Promise<{ address: string; family: number } | { error: string }> {
+  const host = bareHost(url);
+  const ipFamily = isIP(host);
+  // checkEndpointUrl has checked a literal address already (http: loopback only).
+  if (ipFamily) return { address: host, family: ipFamily };
+  let found: { address: string; family: number }[];
+  try {
+    found = await resolver(host);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return { error: `${e.code ?? 'error'}: ${e.message}` };
+  }
+  if (found.length === 0) return { error: `ENOTFOUND: ${host} has no address` };
+  const loopbackOnly = url.protocol === 'http:';
+  for (const a of found) {
+    const refused = refusedAddress(a.address, policy) ?? (loopbackOnly && !isLoopback(a.address) ? `${a.address}, not a loopback address (plain http is for loopback only)` : null);
+    if (refused) return { error: `refused: ${host} resolves to ${refused}` };
+  }
+  return found[0]!;
+}
+
+/** A `lookup` that answers one address, whatever the name: the socket goes where the guard looked. */
+function pinnedLookup(address: string, family: number): LookupFunction {
+  return (_hostname, options, callback) => {
+    if (options.all) return (callback as unknown as (err: null, all: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+    callback(null, address, family);
+  };
 }
 
 /**
- * A `lookup` for http.request that resolves with `resolver` and hands over only allowed addresses;
- * plain http (`loopbackOnly`) only ever reaches loopback addresses.
+ * Keep-alive connections to receivers, one agent per (origin, checked address). A socket is reused
+ * only by a request whose own resolution, on this attempt, gave the same allowed address: the agent's
+ * `lookup` is pinned to that address, so even a new socket of the agent cannot go anywhere else. When
+ * a name moves, its new address gets its own agent; the old one idles out.
  */
-function guardedLookup(resolver: Resolver, policy: EndpointPolicy, loopbackOnly: boolean): LookupFunction {
-  const check = (address: string) => refusedAddress(address, policy) ?? (loopbackOnly && !isLoopback(address) ? `${address}, not a loopback address (plain http is for loopback only)` : null);
-  return (hostname, options, callback) => {
-    resolver(hostname).then(
-      (found) => {
-        // Any forbidden answer refuses the whole name: a name with one private address is suspect.
-        const refused = found.map((a) => check(a.address)).find((r) => r !== null);
-        if (found.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
-        if (refused) return callback(new RefusedAddressError(`refused: ${hostname} resolves to ${refused}`), '', 0);
-        const wanted = options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found;
-        if (options.all) return (callback as unknown as (err: null, all: typeof found) => void)(null, wanted);
-        const first = wanted[0] ?? found[0]!;
-        callback(null, first.address, first.family);
-      },
-      (err: Error) => callback(err as NodeJS.ErrnoException, '', 0),
-    );
-  };
+export class ReceiverAgents {
+  readonly #agents = new Map<string, http.Agent>();
+  readonly #max: number;
+
+  constructor(max = 256) {
+    this.#max = max;
+  }
+
+  for(url: URL, address: string, family: number): http.Agent {
+    const key = `${url.protocol}//${url.host}|${address}`;
+    let agent = this.#agents.get(key);
+    if (agent) {
+      // Most recently used last: the map's first entry is the one to evict.
+      this.#agents.delete(key);
+      this.#agents.set(key, agent);
+      return agent;
+    }
+    const options = {
+      keepAlive: true,
+      // An idle socket is closed after this; receivers (Node's default: 5 s) usually close first.
+      timeout: 30_000,
+      maxSockets: 4,
+      maxFreeSockets: 4,
+      lookup: pinnedLookup(address, family),
+    };
+    agent = url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+    this.#agents.set(key, agent);
+    if (this.#agents.size > this.#max) {
+      const [oldest, old] = this.#agents.entries().next().value as [string, http.Agent];
+      this.#agents.delete(oldest);
+      old.destroy();
+    }
+    return agent;
+  }
+
+  /** Closes every kept connection (the dispatcher stops). */
+  destroy(): void {
+    for (const agent of this.#agents.values()) agent.destroy();
+    this.#agents.clear();
+  }
 }
 
 /** What a receiver answered (or why nothing came back). */
@@ -137,6 +192,8 @@ export interface SendOptions {
   resolver: Resolver;
   /** Keep the whole (bounded) body instead of an excerpt: the registration challenge reads it. */
   wholeBody?: boolean;
+  /** Keep-alive connections (the dispatcher's); without, a fresh connection for this request. */
+  agents?: ReceiverAgents;
 }
 
 /** POSTs `body` to `url` once. Never throws: every outcome is a SendResult. */
@@ -148,15 +205,33 @@ export async function postJson(rawUrl: string, headers: Record<string, string>, 
   const checked = checkEndpointUrl(rawUrl, opts.policy);
   if ('error' in checked) return done(null, checked.error, null);
   const url = checked.url;
+  // Resolved and checked on every attempt, before any socket is chosen or made.
+  const target = await checkedAddress(url, opts.resolver, opts.policy);
+  if ('error' in target) return done(null, target.error, null);
+  const deadline = started + opts.timeoutMs;
+  const first = await send(url, target, headers, body, opts, deadline);
+  // A kept-alive socket the receiver closed just as we wrote: the request never reached it (Node's
+  // documented case for retrying once, on a fresh connection).
+  const result = first.staleSocket ? await send(url, target, headers, body, { ...opts, agents: undefined }, deadline) : first;
+  return done(result.statusCode, result.error, result.excerpt);
+}
+
+type Attempt = Omit<SendResult, 'latencyMs'> & { staleSocket?: boolean };
+
+function send(url: URL, target: { address: string; family: number }, headers: Record<string, string>, body: string, opts: SendOptions, deadline: number): Promise<Attempt> {
   const host = bareHost(url);
   const client = url.protocol === 'https:' ? https : http;
-  return new Promise<SendResult>((resolve) => {
+  return new Promise<Attempt>((resolve) => {
     let settled = false;
-    const finish = (result: SendResult) => {
+    let responded = false;
+    let complete = false;
+    const finish = (result: Attempt) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      request.destroy();
+      // A complete answer leaves the socket to the agent for the next request; anything else
+      // (a timeout, a body cut at 64 KB) closes it.
+      if (!(result.statusCode !== null && complete)) request.destroy();
       resolve(result);
     };
     const request = client.request(
@@ -166,30 +241,37 @@ export async function postJson(rawUrl: string, headers: Record<string, string>, 
         port: url.port || undefined,
         path: `${url.pathname}${url.search}`,
         method: 'POST',
-        // A fresh connection per attempt: a pooled socket would skip the address check.
-        agent: false,
-        lookup: isIP(host) ? undefined : guardedLookup(opts.resolver, opts.policy, url.protocol === 'http:'),
+        // Pooled: the agent's sockets connect only to the checked address. Fresh: pinned to it too.
+        agent: opts.agents ? opts.agents.for(url, target.address, target.family) : false,
+        lookup: opts.agents ? undefined : pinnedLookup(target.address, target.family),
         headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'OpenAlerts-Webhooks/1' },
       },
       (response) => {
+        responded = true;
         const chunks: Buffer[] = [];
         let size = 0;
-        const complete = () => {
+        const end = () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          finish(done(response.statusCode ?? null, null, opts.wholeBody ? text : text.slice(0, EXCERPT_BYTES)));
+          finish({ statusCode: response.statusCode ?? null, error: null, excerpt: opts.wholeBody ? text : text.slice(0, EXCERPT_BYTES) });
         };
         response.on('data', (chunk: Buffer) => {
           const room = MAX_RESPONSE_BYTES - size;
           chunks.push(chunk.subarray(0, room));
           size += Math.min(chunk.length, room);
-          if (size >= MAX_RESPONSE_BYTES) complete();
+          if (size >= MAX_RESPONSE_BYTES) end();
         });
-        response.on('end', complete);
-        response.on('error', complete);
+        response.on('end', () => {
+          complete = true;
+          end();
+        });
+        response.on('error', end);
       },
     );
-    const timer = setTimeout(() => finish(done(null, `timed out after ${opts.timeoutMs} ms`, null)), opts.timeoutMs);
-    request.on('error', (err: NodeJS.ErrnoException) => finish(done(null, err instanceof RefusedAddressError ? err.message : `${err.code ?? 'error'}: ${err.message}`, null)));
+    const timer = setTimeout(() => finish({ statusCode: null, error: `timed out after ${opts.timeoutMs} ms`, excerpt: null }), Math.max(0, deadline - performance.now()));
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      const stale = !responded && request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+      finish({ statusCode: null, error: `${err.code ?? 'error'}: ${err.message}`, excerpt: null, staleSocket: stale });
+    });
     request.end(body);
   });
 }

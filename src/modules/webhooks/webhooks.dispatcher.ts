@@ -6,7 +6,9 @@ import type { DB } from '../../db/schema.js';
 import { decryptSecret } from '../../security/crypto.js';
 import { webhookHeaders } from '../../security/standard-webhooks.js';
 import type { ClaimOwner } from '../outbox/claim-owner.js';
-import { postJson, systemResolver, type Resolver, type SendResult } from './endpoint.js';
+import { postJson, ReceiverAgents, systemResolver, type Resolver, type SendResult } from './endpoint.js';
+import { GroupCommit, type ItemOutcome } from '../../db/group-commit.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ownedItem, webhookData, type OwnedItem } from './webhook-events.js';
 import * as repo from './webhooks.repository.js';
 import type { WebhookDeliveriesTable } from './webhooks.table.js';
@@ -52,6 +54,9 @@ export class WebhookDispatcher {
   readonly #opts: Required<Omit<DispatcherOptions, 'logger'>> & Pick<DispatcherOptions, 'logger'>;
   readonly #inFlight = new Map<number, Promise<void>>();
   readonly #loop: CommitWokenLoop;
+  /** Keep-alive connections to receivers, per (origin, checked address). */
+  readonly #agents = new ReceiverAgents();
+  readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), { maxBatch: 256 });
   #recovered = false;
 
   constructor(database: Database, opts: DispatcherOptions) {
@@ -81,6 +86,7 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     await this.#loop.stop();
     await Promise.all(this.#inFlight.values());
+    this.#agents.destroy();
   }
 
   async #round(): Promise<void> {
@@ -88,7 +94,9 @@ export class WebhookDispatcher {
       await this.#releaseDeadLeases();
       this.#recovered = true;
     }
-    while ((await this.fanOut()) === FAN_OUT_BATCH);
+    // Between batches, a turn of the event loop: on SQLite every statement is synchronous, and a
+    // backlog of fan-out batches would otherwise hold requests up until it is all read.
+    while ((await this.fanOut()) === FAN_OUT_BATCH) await yieldToLoop();
     await this.#claimAndDeliver();
   }
 
@@ -204,8 +212,9 @@ export class WebhookDispatcher {
           timeoutMs: this.#opts.config.timeoutMs,
           policy: { allowLoopback: this.#opts.config.allowHttp },
           resolver: this.resolver,
+          agents: this.#agents,
         });
-        if (!(await this.#record(sub.id, head, result))) return;
+        if (!(await this.#records.submit({ subscriptionId: sub.id, head, result }))) return;
       }
     }
   }
@@ -219,41 +228,63 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Records one attempt, with what follows in the same transaction: on success the lease is renewed
-   * (true: go on with the next delivery); otherwise the lease is given back with the time of the
-   * retry, or the subscription leaves `active` (410 Gone, retry window over). False: stop here.
+   * Records the attempts that ended since the last flush, of every queue, in one transaction (one
+   * commit for many deliveries: the donation requests' writes wait behind fewer of ours), each with
+   * what follows: on success the lease is renewed (true: the queue goes on); otherwise the lease is
+   * given back with the time of the retry, or the subscription leaves `active` (410 Gone, retry
+   * window over). False: that queue stops here. A queue sends its next message only once its last
+   * attempt is recorded, so a crash repeats at most the one message in flight per queue.
    */
-  async #record(subscriptionId: number, head: repo.QueueHead, result: SendResult): Promise<boolean> {
+  async #recordBatch(items: readonly AttemptOutcome[]): Promise<ItemOutcome<boolean>[]> {
     const now = Date.now();
     const owner = this.#opts.owner.id;
-    const attempt = { deliveryId: head.id, at: now, statusCode: result.statusCode, error: result.error, latencyMs: result.latencyMs, excerpt: result.excerpt };
-    const code = result.statusCode;
+    const ok = (code: number | null) => code !== null && code >= 200 && code < 300;
     return this.#bookkeeping(async (tx) => {
-      if (code !== null && code >= 200 && code < 300) {
-        await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'delivered', at: now } });
-        // Lost (expired and taken over, or the subscription was removed meanwhile): stop.
-        return repo.renewLease(tx, subscriptionId, owner, now + this.#leaseMs);
+      await repo.insertAttempts(tx, items.map(({ head, result }) => ({ deliveryId: head.id, at: now, statusCode: result.statusCode, error: result.error, latencyMs: result.latencyMs, excerpt: result.excerpt })));
+      const delivered = items.filter((i) => ok(i.result.statusCode));
+      for (const code of new Set(delivered.map((i) => i.result.statusCode!))) {
+        await repo.markDelivered(tx, delivered.filter((i) => i.result.statusCode === code).map((i) => i.head.id), code, now);
       }
-      if (code === 410) {
-        // The receiver says the endpoint is gone for good (as Stripe and Svix treat it): unsubscribe.
-        await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'cancelled', at: now } });
-        await repo.removeSubscription(tx, subscriptionId, 'gone', now);
-        this.#opts.logger?.info({ subscription: subscriptionId }, 'webhooks: the endpoint answered 410 Gone; subscription removed');
-        return false;
+      // Lost (expired and taken over, or the subscription was removed meanwhile): that queue stops.
+      const held = await repo.renewLeases(tx, delivered.map((i) => i.subscriptionId), owner, now + this.#leaseMs);
+      const outcomes: ItemOutcome<boolean>[] = [];
+      for (const { subscriptionId, head, result } of items) {
+        outcomes.push({ ok: true, value: ok(result.statusCode) ? held.has(subscriptionId) : await this.#recordFailure(tx, subscriptionId, head, result, now) });
       }
-      const retryAt = now + backoffMs(head.attempts + 1, this.#opts.config.retryBaseMs);
-      if (retryAt - head.window_start > this.#opts.config.retryWindowMs) {
-        await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'failed', at: now } });
-        await repo.disableSubscription(tx, subscriptionId, 'retries_exhausted', now);
-        await repo.releaseLease(tx, subscriptionId, owner, null);
-        this.#opts.logger?.warn({ subscription: subscriptionId }, 'webhooks: retries exhausted; subscription disabled until re-enabled');
-        return false;
-      }
-      await repo.recordAttempt(tx, { ...attempt, outcome: { status: 'pending', nextAttemptAt: retryAt } });
-      await repo.releaseLease(tx, subscriptionId, owner, retryAt);
-      return false;
+      return outcomes;
     });
   }
+
+  /** What follows an attempt that did not deliver: a retry later, or the subscription leaves `active`. Always false. */
+  async #recordFailure(tx: Kysely<DB>, subscriptionId: number, head: repo.QueueHead, result: SendResult, now: number): Promise<false> {
+    const owner = this.#opts.owner.id;
+    const attempt = { deliveryId: head.id, statusCode: result.statusCode, error: result.error };
+    if (result.statusCode === 410) {
+      // The receiver says the endpoint is gone for good (as Stripe and Svix treat it): unsubscribe.
+      await repo.setDeliveryOutcome(tx, attempt, { status: 'cancelled', at: now });
+      await repo.removeSubscription(tx, subscriptionId, 'gone', now);
+      this.#opts.logger?.info({ subscription: subscriptionId }, 'webhooks: the endpoint answered 410 Gone; subscription removed');
+      return false;
+    }
+    const retryAt = now + backoffMs(head.attempts + 1, this.#opts.config.retryBaseMs);
+    if (retryAt - head.window_start > this.#opts.config.retryWindowMs) {
+      await repo.setDeliveryOutcome(tx, attempt, { status: 'failed', at: now });
+      await repo.disableSubscription(tx, subscriptionId, 'retries_exhausted', now);
+      await repo.releaseLease(tx, subscriptionId, owner, null);
+      this.#opts.logger?.warn({ subscription: subscriptionId }, 'webhooks: retries exhausted; subscription disabled until re-enabled');
+      return false;
+    }
+    await repo.setDeliveryOutcome(tx, attempt, { status: 'pending', nextAttemptAt: retryAt });
+    await repo.releaseLease(tx, subscriptionId, owner, retryAt);
+    return false;
+  }
+}
+
+/** One attempt's end, waiting to be recorded with the others of its flush. */
+interface AttemptOutcome {
+  subscriptionId: number;
+  head: repo.QueueHead;
+  result: SendResult;
 }
 
 /**

@@ -215,16 +215,18 @@ export async function anythingDue(db: Kysely<DB>, now: number): Promise<boolean>
   return result.rows.length > 0;
 }
 
-/** Extends a lease still held by `owner`; false when it was lost (expired and taken over). */
-export async function renewLease(db: Kysely<DB>, id: number, owner: string, leaseUntil: number): Promise<boolean> {
-  const updated = await db
+/** Extends the leases still held by `owner`; answers those it still holds (lost: expired and taken over, or removed). */
+export async function renewLeases(db: Kysely<DB>, ids: number[], owner: string, leaseUntil: number): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
     .updateTable('webhook_subscriptions')
     .set({ lease_until: leaseUntil })
-    .where('id', '=', id)
+    .where('id', 'in', ids)
     .where('lease_owner', '=', owner)
     .where('status', '=', 'active')
-    .executeTakeFirst();
-  return Number(updated.numUpdatedRows) > 0;
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => Number(r.id)));
 }
 
 /** Gives the queue back, due again at `nextAttemptAt` (null: whenever something is pending). */
@@ -261,19 +263,34 @@ export interface AttemptRecord {
   error: string | null;
   latencyMs: number;
   excerpt: string | null;
-  /** The delivery's state after this attempt. */
-  outcome: { status: 'delivered' | 'failed' | 'cancelled'; at: number } | { status: 'pending'; nextAttemptAt: number };
 }
 
-export async function recordAttempt(tx: Kysely<DB>, a: AttemptRecord): Promise<void> {
-  await tx
-    .insertInto('webhook_attempts')
-    .values({ delivery_id: a.deliveryId, attempted_at: a.at, status_code: a.statusCode, error: a.error, latency_ms: a.latencyMs, response_excerpt: a.excerpt })
-    .execute();
-  const outcome = a.outcome.status === 'pending' ? { status: 'pending' as const, next_attempt_at: a.outcome.nextAttemptAt } : { status: a.outcome.status, finished_at: a.outcome.at };
+/** The attempts of a batch, in one statement per 500 (the delivery log). */
+export async function insertAttempts(tx: Kysely<DB>, attempts: AttemptRecord[]): Promise<void> {
+  const rows = attempts.map((a) => ({ delivery_id: a.deliveryId, attempted_at: a.at, status_code: a.statusCode, error: a.error, latency_ms: a.latencyMs, response_excerpt: a.excerpt }));
+  for (let i = 0; i < rows.length; i += 500) await tx.insertInto('webhook_attempts').values(rows.slice(i, i + 500)).execute();
+}
+
+/** Deliveries whose attempt just got `statusCode` (2xx): delivered, one statement for all of them. */
+export async function markDelivered(tx: Kysely<DB>, ids: number[], statusCode: number, now: number): Promise<void> {
+  if (ids.length === 0) return;
   await tx
     .updateTable('webhook_deliveries')
-    .set((eb) => ({ ...outcome, attempts: eb('attempts', '+', 1), last_status_code: a.statusCode, last_error: a.error }))
+    .set((eb) => ({ status: 'delivered' as const, finished_at: now, attempts: eb('attempts', '+', 1), last_status_code: statusCode, last_error: null }))
+    .where('id', 'in', ids)
+    .execute();
+}
+
+/** A delivery's state after an attempt that did not deliver it. */
+export async function setDeliveryOutcome(
+  tx: Kysely<DB>,
+  a: Pick<AttemptRecord, 'deliveryId' | 'statusCode' | 'error'>,
+  outcome: { status: 'failed' | 'cancelled'; at: number } | { status: 'pending'; nextAttemptAt: number },
+): Promise<void> {
+  const values = outcome.status === 'pending' ? { status: 'pending' as const, next_attempt_at: outcome.nextAttemptAt } : { status: outcome.status, finished_at: outcome.at };
+  await tx
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({ ...values, attempts: eb('attempts', '+', 1), last_status_code: a.statusCode, last_error: a.error }))
     .where('id', '=', a.deliveryId)
     .execute();
 }
