@@ -19,6 +19,10 @@ export interface StreamerRows {
   variations: Row<'alert_variations'>[];
   moderationSettings: Row<'moderation_settings'> | null;
   donationModeration: Row<'donation_moderation'>[];
+  media: Row<'alert_media'>[];
+  paymentSettings: Row<'payment_settings'>[];
+  providerPayments: Row<'provider_payments'>[];
+  milestones: Row<'onboarding_milestones'>[];
 }
 
 export async function readStreamerRows(db: Kysely<DB>, userId: number): Promise<StreamerRows | null> {
@@ -40,6 +44,10 @@ export async function readStreamerRows(db: Kysely<DB>, userId: number): Promise<
     variations: await db.selectFrom('alert_variations').selectAll().where('user_id', '=', userId).orderBy('id').execute(),
     moderationSettings: (await db.selectFrom('moderation_settings').selectAll().where('user_id', '=', userId).executeTakeFirst()) ?? null,
     donationModeration: await db.selectFrom('donation_moderation').selectAll().where('user_id', '=', userId).orderBy('donation_id').execute(),
+    media: await db.selectFrom('alert_media').selectAll().where('user_id', '=', userId).orderBy('id').execute(),
+    paymentSettings: await db.selectFrom('payment_settings').selectAll().where('user_id', '=', userId).orderBy('provider').execute(),
+    providerPayments: await db.selectFrom('provider_payments').selectAll().where('user_id', '=', userId).orderBy('id').execute(),
+    milestones: await db.selectFrom('onboarding_milestones').selectAll().where('user_id', '=', userId).orderBy('milestone').execute(),
   };
 }
 
@@ -99,4 +107,16 @@ export async function insertWidgetToken(tx: Kysely<DB>, row: Insertable<DB['widg
 }
 export async function insertVariation(tx: Kysely<DB>, row: NoId<'alert_variations'>): Promise<void> {
   await tx.insertInto('alert_variations').values(row).execute();
+}
+export async function insertMedia(tx: Kysely<DB>, row: NoId<'alert_media'>): Promise<number> {
+  return (await tx.insertInto('alert_media').values(row).returning('id').executeTakeFirstOrThrow()).id;
+}
+export async function insertPaymentSetting(tx: Kysely<DB>, row: Insertable<DB['payment_settings']>): Promise<void> {
+  await tx.insertInto('payment_settings').values(row).execute();
+}
+export async function insertProviderPayment(tx: Kysely<DB>, row: NoId<'provider_payments'>): Promise<void> {
+  await tx.insertInto('provider_payments').values(row).execute();
+}
+export async function insertMilestone(tx: Kysely<DB>, row: Insertable<DB['onboarding_milestones']>): Promise<void> {
+  await tx.insertInto('onboarding_milestones').values(row).execute();
 }

@@ -16,12 +16,14 @@ type AppExport = Omit<Row<'apps'>, 'secret_sealed'> & { client_secret: string; p
  * One streamer, moved between instances by `openalerts export` / `import`: the profile, the
  * applications they own (with their secrets, re-sealed on import under the receiving instance's
  * key), donations, goals, polls with their options, and widget settings (token and alert
- * variations) and moderation (the rules, and what the stream was shown of each donation). Every
- * column of every row is carried as stored; ids are the source's and are
- * renumbered on import (the file keeps them only to link rows). Not carried: sessions and OAuth
- * grants (log in and authorize again), and history shared with others (merchandise sales, custom
- * alerts sent by other people's applications), and uploaded alert media (a variation that used an
- * uploaded image or sound gets the bundled default instead; upload it again on the new instance).
+ * variations, with the images and sounds they uploaded), moderation (the rules, and what the stream
+ * was shown of each donation), payment settings (credentials in clear, re-sealed on import), the
+ * provider payments already credited (so a notification the provider sends again after the move
+ * still credits nothing twice) and the first-hour checklist. Every column of every row is carried
+ * as stored; ids are the source's and are renumbered on import (the file keeps them only to link
+ * rows). Not carried: sessions and OAuth grants (log in and authorize again), checkouts still
+ * pending at a provider, webhook subscriptions (the application subscribes again), and history
+ * shared with others (merchandise sales, custom alerts sent by other people's applications).
  */
 export interface StreamerExport {
   format: typeof EXPORT_FORMAT;
@@ -39,7 +41,17 @@ export interface StreamerExport {
   /** Absent from exports made before moderation: no rules, donations shown as sent. */
   moderation_settings?: Row<'moderation_settings'> | null;
   donation_moderation?: Row<'donation_moderation'>[];
+  /** Absent from exports made before these were carried (alert variations then fall back to the bundled defaults). */
+  alert_media?: MediaExport[];
+  payment_settings?: PaymentSettingExport[];
+  provider_payments?: Row<'provider_payments'>[];
+  onboarding_milestones?: Row<'onboarding_milestones'>[];
 }
+
+/** An uploaded file, its bytes in base64. */
+type MediaExport = Omit<Row<'alert_media'>, 'data'> & { data_base64: string };
+/** One provider's settings, credentials in clear (they are sealed under each instance's own key). */
+type PaymentSettingExport = Omit<Row<'payment_settings'>, 'credentials_sealed'> & { credentials: string | null };
 
 export async function exportStreamer(db: Kysely<DB>, key: Buffer, userRef: string): Promise<StreamerExport> {
   const user = await findUserByRef(db, userRef);
@@ -59,6 +71,10 @@ export async function exportStreamer(db: Kysely<DB>, key: Buffer, userRef: strin
     alert_variations: rows.variations,
     moderation_settings: rows.moderationSettings,
     donation_moderation: rows.donationModeration,
+    alert_media: rows.media.map(({ data, ...media }) => ({ ...media, data_base64: Buffer.from(data).toString('base64') })),
+    payment_settings: rows.paymentSettings.map(({ credentials_sealed, ...setting }) => ({ ...setting, credentials: credentials_sealed === null ? null : decryptSecret(key, credentials_sealed) })),
+    provider_payments: rows.providerPayments,
+    onboarding_milestones: rows.milestones,
   };
 }
 
@@ -91,7 +107,18 @@ function parseExport(doc: unknown): StreamerExport {
   if (d.donation_moderation !== undefined && (!Array.isArray(d.donation_moderation) || d.donation_moderation.some((row) => !row || typeof row !== 'object' || typeof row.donation_id !== 'number'))) {
     throw new BackupError('The export\'s "donation_moderation" is not a list of rows with donation ids.');
   }
+  optionalRows(d.alert_media, 'alert_media', (m) => typeof m.id === 'number' && typeof m.data_base64 === 'string' && typeof m.sha256 === 'string');
+  optionalRows(d.payment_settings, 'payment_settings', (p) => typeof p.provider === 'string' && (p.credentials === null || typeof p.credentials === 'string'));
+  optionalRows(d.provider_payments, 'provider_payments', (p) => typeof p.id === 'number' && typeof p.payment_id === 'string');
+  optionalRows(d.onboarding_milestones, 'onboarding_milestones', (m) => typeof m.milestone === 'string');
   return d as StreamerExport;
+}
+
+/** A section added after version 1 was first written: absent is fine, present must be a list of such rows. */
+function optionalRows<T>(list: T[] | undefined, section: string, valid: (row: T) => boolean): void {
+  if (list !== undefined && (!Array.isArray(list) || list.some((row) => !row || typeof row !== 'object' || !valid(row)))) {
+    throw new BackupError(`The export's "${section}" is not a list of valid rows.`);
+  }
 }
 
 const withoutId = <T extends { id: number }>({ id: _id, ...rest }: T): Omit<T, 'id'> => rest;
@@ -138,7 +165,21 @@ export async function importStreamer(db: Kysely<DB>, key: Buffer, doc: unknown):
         const token = data.widget_token.token;
         await repo.insertWidgetToken(tx, { user_id: userId, token_hash: sha256Hex(token), token_sealed: encryptSecret(key, token), created_at: data.widget_token.created_at });
       }
-      for (const variation of data.alert_variations) await repo.insertVariation(tx, { ...withoutId(variation), user_id: userId, ...withoutUploads(variation) });
+      const mediaIds = new Map<number, number>();
+      for (const { data_base64, ...media } of data.alert_media ?? []) {
+        mediaIds.set(media.id, await repo.insertMedia(tx, { ...withoutId(media), user_id: userId, data: Buffer.from(data_base64, 'base64') }));
+      }
+      for (const variation of data.alert_variations) await repo.insertVariation(tx, { ...withoutId(variation), user_id: userId, ...uploadsHere(variation, mediaIds) });
+      for (const { credentials, ...setting } of data.payment_settings ?? []) {
+        await repo.insertPaymentSetting(tx, { ...setting, user_id: userId, credentials_sealed: credentials === null ? null : encryptSecret(key, credentials) });
+      }
+      for (const payment of data.provider_payments ?? []) {
+        const donationId = payment.donation_id === null ? null : donationIds.get(payment.donation_id);
+        if (donationId === undefined) throw new BackupError(`Provider payment ${payment.id} credited donation ${payment.donation_id}, which is not in the export.`);
+        // The checkout it came from stays behind (pending checkouts are not carried).
+        await repo.insertProviderPayment(tx, { ...withoutId(payment), user_id: userId, donation_id: donationId, pending_id: null });
+      }
+      for (const milestone of data.onboarding_milestones ?? []) await repo.insertMilestone(tx, { ...milestone, user_id: userId });
       return {
         user_id: userId,
         previous_user_id: data.user.id,
@@ -159,11 +200,17 @@ export async function importStreamer(db: Kysely<DB>, key: Buffer, doc: unknown):
   }
 }
 
-/** Uploaded alert files stay on the source instance: their variations fall back to the bundled defaults. */
-function withoutUploads(v: Row<'alert_variations'>): Partial<Row<'alert_variations'>> {
+/**
+ * Points a variation at its uploaded files here. An export made before uploads were carried has no
+ * files: such a variation falls back to the bundled defaults rather than to a file that is not here.
+ */
+function uploadsHere(v: Row<'alert_variations'>, mediaIds: ReadonlyMap<number, number>): Partial<Row<'alert_variations'>> {
+  const image = v.image_media_id === null ? null : (mediaIds.get(v.image_media_id) ?? null);
+  const sound = v.sound_media_id === null ? null : (mediaIds.get(v.sound_media_id) ?? null);
   return {
-    image_media_id: null, sound_media_id: null,
-    ...(v.image_source === 'upload' ? { image_source: 'default' as const } : {}),
-    ...(v.sound_source === 'upload' ? { sound_source: 'default' as const } : {}),
+    image_media_id: image,
+    sound_media_id: sound,
+    ...(v.image_source === 'upload' && image === null ? { image_source: 'default' as const } : {}),
+    ...(v.sound_source === 'upload' && sound === null ? { sound_source: 'default' as const } : {}),
   };
 }

@@ -10,6 +10,9 @@ import { createGoal } from '../../src/modules/goals/goals.service.js';
 import { createPoll } from '../../src/modules/polls/polls.service.js';
 import { DEFAULT_SETTINGS, saveModerationSettings } from '../../src/modules/moderation/moderation.service.js';
 import { widgetTokenFor } from '../../src/modules/widgets/widget-tokens.service.js';
+import { storeMedia } from '../../src/modules/media/media.service.js';
+import { recordMilestone } from '../../src/modules/onboarding/onboarding.service.js';
+import { savePaymentSetting } from '../../src/modules/payments/payment-settings.service.js';
 import { readStreamerRows, type StreamerRows } from '../../src/ops/streamer-transfer.repository.js';
 import { dialects, makeUser, openTestDatabase, tempDir, type TestDatabase } from '../helper.js';
 import { runCli } from '../process.js';
@@ -35,6 +38,17 @@ async function populate(t: TestDatabase, key: Buffer): Promise<number> {
     .insertInto('alert_variations')
     .values({ user_id: user.id, type: 'donation', name: 'Big', min_amount: 10000, duration_ms: 8000, layout: 'image-left', text_template: '{username} gave {amount}!', sound_url: null, image_url: 'https://img.example/a.gif', enabled: 1, created_at: Date.now(), updated_at: Date.now() })
     .execute();
+  // Uploaded files, used by a variation (every byte value, so an encoding slip shows).
+  const image = await storeMedia(db, user.id, Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256)), 'image/png');
+  const sound = await storeMedia(db, user.id, Buffer.from('RIFF....WAVEfmt '), 'audio/wav');
+  await db
+    .insertInto('alert_variations')
+    .values({ user_id: user.id, type: 'donation', name: 'Uploaded', min_amount: 0, duration_ms: 5000, layout: 'image-above-text', text_template: '{username}', sound_url: null, image_url: null, enabled: 1, created_at: Date.now(), updated_at: Date.now(), image_source: 'upload', image_media_id: image, sound_source: 'upload', sound_media_id: sound })
+    .execute();
+  await savePaymentSetting(db, key, user.id, 'yoomoney', { enabled: true, credentials: { wallet: '4100111222333', notification_secret: 'yoo-secret' } });
+  const donation = await db.selectFrom('donations').select('id').where('user_id', '=', user.id).orderBy('id').executeTakeFirstOrThrow();
+  await db.insertInto('provider_payments').values({ provider: 'yoomoney', payment_id: `op-${user.id}`, user_id: user.id, pending_id: null, donation_id: donation.id, fingerprint: 'f', created_at: Date.now() }).execute();
+  await recordMilestone(db, user.id, 'test_alert_sent');
   return user.id;
 }
 
@@ -57,9 +71,14 @@ function normalized(rows: StreamerRows, key: { decryptApp(sealed: string): strin
     polls: rows.polls.map(({ id: _id, user_id: _x, ...p }) => p),
     pollOptions: rows.pollOptions.map(({ id: _id, poll_id, ...o }) => ({ ...o, poll: polls.get(poll_id) })),
     widgetToken: rows.widgetToken && { token_hash: rows.widgetToken.token_hash, created_at: rows.widgetToken.created_at, token: key.decryptWidget(rows.widgetToken.token_sealed) },
-    variations: rows.variations.map(({ id: _id, user_id: _x, ...v }) => v),
+    variations: rows.variations.map(({ id: _id, user_id: _x, image_media_id: _i, sound_media_id: _s, ...v }) => v),
     moderationSettings: rows.moderationSettings && (({ user_id: _x, ...m }) => m)(rows.moderationSettings),
     donationModeration: rows.donationModeration.map(({ donation_id, user_id: _x, ...m }) => ({ ...m, donation: pos(rows.donations).get(donation_id) })),
+    media: rows.media.map(({ id: _id, user_id: _x, data, ...m }) => ({ ...m, data: Buffer.from(data).toString('hex') })),
+    mediaOfVariations: rows.variations.map((v) => [v.image_media_id, v.sound_media_id].map((id) => (id === null ? null : pos(rows.media).get(id)))),
+    paymentSettings: rows.paymentSettings.map(({ user_id: _x, credentials_sealed, ...p }) => ({ ...p, credentials: credentials_sealed && key.decryptApp(credentials_sealed) })),
+    providerPayments: rows.providerPayments.map(({ id: _id, user_id: _x, pending_id: _p, donation_id, ...p }) => ({ ...p, donation: donation_id === null ? null : pos(rows.donations).get(donation_id) })),
+    milestones: rows.milestones.map(({ user_id: _x, ...m }) => m),
   };
 }
 
@@ -107,6 +126,12 @@ async function transfer(from: Dialect, to: Dialect) {
     assert.ok(before.donations.some((d) => d.option === 2), 'the vote for the donor-added option points at it');
     assert.equal(before.donationModeration.length, 2);
     assert.ok(before.donationModeration.some((m) => m.shown_message === 'no ****' && m.status === 'held'));
+    assert.equal(before.media.length, 2);
+    assert.ok(before.mediaOfVariations.some(([image, sound]) => image !== null && sound !== null), 'a variation uses both uploads');
+    assert.equal(before.paymentSettings.length, 1);
+    assert.match(before.paymentSettings[0]!.credentials!, /yoo-secret/);
+    assert.equal(before.providerPayments.length, 1);
+    assert.deepEqual(before.milestones.map((m) => m.milestone), ['test_alert_sent']);
 
     // Importing the same streamer twice is refused, and writes nothing.
     const usersBefore = await target.database.db.selectFrom('users').select('id').execute();
