@@ -1,11 +1,111 @@
-import type { Insertable, Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import { containsText } from '../../db/like.js';
 import type { DB } from '../../db/schema.js';
+import type { RateTable } from '../../domain/rates.js';
+import type { ModerationSettingsRow } from '../moderation/moderation.table.js';
 import type { DonationRow, DonationsTable } from './donations.table.js';
 
 export async function insertDonation(db: Kysely<DB>, row: Insertable<DonationsTable>): Promise<DonationRow> {
   return db.insertInto('donations').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** What a batched donation needs to know about its streamer (PostgreSQL: `findDonationContexts`). */
+export interface DonationContext {
+  user: { id: number; name: string; currency: string; is_active: number };
+  /** Their moderation settings row; null: no rules. */
+  moderation: ModerationSettingsRow | null;
+  /** They run at least one goal (the batch leaves those donations to the transactional path). */
+  hasGoals: boolean;
+}
+
+/**
+ * PostgreSQL: in ONE statement, for a batch of donations, each streamer (by id; unknown ids are
+ * left out), their moderation settings and whether they run a goal, and the rate table (the same
+ * for every row: an uncorrelated subquery, evaluated once).
+ */
+export async function findDonationContexts(db: Kysely<DB>, userIds: readonly number[]): Promise<{ contexts: Map<number, DonationContext>; rates: RateTable }> {
+  const ids = [...new Set(userIds)];
+  const rows = await sql<ModerationSettingsRow & { id: number; name: string; currency: string; is_active: number; has_settings: boolean; has_goals: boolean; rates: Record<string, number> | null }>`
+    select u.id, u.name, u.currency, u.is_active,
+      m.user_id is not null as has_settings, m.banned_words, m.banned_words_mode, m.links, m.max_message_length, m.min_message_amount,
+      m.ip_rate_limit, m.donor_rate_limit, m.rate_window_seconds, m.approval_required, m.alert_delay_seconds, m.updated_at,
+      exists (select 1 from goals g where g.user_id = u.id and g.is_active = 1) as has_goals,
+      (select json_object_agg(currency, per_usd) from currency_rates) as rates
+    from users u left join moderation_settings m on m.user_id = u.id
+    where u.id = any(${ids}::bigint[])`.execute(db);
+  const contexts = new Map<number, DonationContext>();
+  // No row: no streamer in the batch exists, and nothing is converted.
+  let rates: RateTable = {};
+  for (const { id, name, currency, is_active, has_settings, has_goals, rates: table, ...settings } of rows.rows) {
+    contexts.set(id, { user: { id, name, currency, is_active }, moderation: has_settings ? { ...settings, user_id: id } : null, hasGoals: has_goals });
+    if (table) rates = Object.fromEntries(Object.entries(table).map(([c, r]) => [c, Number(r)]));
+  }
+  return { contexts, rates };
+}
+
+/** A donation to write with its moderation row and its alert (donations.service.ts works them out). */
+export interface DonationWrite {
+  donation: Omit<DonationRow, 'id'>;
+  moderation: { status: string; shown_username: string; shown_message: string; reasons: string; publish_at: number | null } | null;
+  /**
+   * The `donation.created` outbox row, or null while the alert is held. `payloadAfterId`: its JSON
+   * payload after the leading `{"id":<donation id>` — the statement splices the new id in, so the
+   * payload is the same bytes `JSON.stringify` gives for the whole object.
+   */
+  event: { type: string; channels: string[]; payloadAfterId: string; notBefore: number | null } | null;
+}
+
+/**
+ * PostgreSQL: writes a batch of donations, their moderation rows and their outbox events in ONE
+ * statement (data-modifying CTEs over arrays), so a batch costs one round trip whatever its size
+ * and, run outside a transaction, commits by itself: a donation exists if and only if its alert is
+ * queued or its moderation row holds it. The streamers' donation counters move in the same
+ * statement (the statement-level triggers of migration 0015, one update per streamer). Ids are
+ * drawn first, so the events carry them and follow the donations' order. Returns the new ids by
+ * position.
+ */
+export async function insertDonationsWithAlerts(db: Kysely<DB>, writes: readonly DonationWrite[]): Promise<number[]> {
+  const col = <T>(pick: (w: DonationWrite) => T) => writes.map(pick);
+  const result = await sql<{ id: number; ord: number }>`
+    with input as materialized (
+      select i.*, nextval(pg_get_serial_sequence('donations', 'id')) as id
+      from unnest(
+        ${col((w) => w.donation.user_id)}::bigint[], ${col((w) => w.donation.username)}::text[], ${col((w) => w.donation.message_type)}::text[],
+        ${col((w) => w.donation.message)}::text[], ${col((w) => w.donation.amount)}::bigint[], ${col((w) => w.donation.currency)}::text[],
+        ${col((w) => w.donation.amount_in_user_currency)}::bigint[], ${col((w) => w.donation.user_currency)}::text[],
+        ${col((w) => w.donation.payin_system)}::text[], ${col((w) => w.donation.created_at)}::bigint[],
+        ${col((w) => w.moderation?.status ?? null)}::text[], ${col((w) => w.moderation?.shown_username ?? null)}::text[],
+        ${col((w) => w.moderation?.shown_message ?? null)}::text[], ${col((w) => w.moderation?.reasons ?? null)}::text[],
+        ${col((w) => w.moderation?.publish_at ?? null)}::bigint[],
+        ${col((w) => w.event?.type ?? null)}::text[], ${col((w) => (w.event ? JSON.stringify(w.event.channels) : null))}::text[],
+        ${col((w) => w.event?.payloadAfterId ?? null)}::text[], ${col((w) => w.event?.notBefore ?? null)}::bigint[]
+      ) with ordinality as i(
+        user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, created_at,
+        m_status, m_shown_username, m_shown_message, m_reasons, m_publish_at,
+        e_type, e_channels, e_payload_after_id, e_not_before, ord
+      )
+    ),
+    donation as (
+      insert into donations (id, user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, is_shown, created_at, shown_at, poll_option_id)
+      select id, user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, 0, created_at, null, null
+      from input order by id
+      returning id
+    ),
+    moderation as (
+      insert into donation_moderation (donation_id, user_id, status, shown_username, shown_message, reasons, publish_at, decided_at)
+      select d.id, i.user_id, i.m_status, i.m_shown_username, i.m_shown_message, i.m_reasons, i.m_publish_at, null
+      from donation d join input i using (id) where i.m_status is not null order by d.id
+    ),
+    event as (
+      insert into outbox (type, user_id, channels, payload, created_at, not_before)
+      select i.e_type, i.user_id, i.e_channels, '{"id":' || d.id || i.e_payload_after_id, i.created_at, i.e_not_before
+      from donation d join input i using (id) where i.e_type is not null order by d.id
+    )
+    select d.id, i.ord from donation d join input i using (id)`.execute(db);
+  const ids: number[] = new Array(writes.length);
+  for (const row of result.rows) ids[Number(row.ord) - 1] = Number(row.id);
+  return ids;
 }
 
 export async function findDonation(db: Kysely<DB>, userId: number, id: number): Promise<DonationRow | undefined> {

@@ -1,17 +1,20 @@
 import type { Kysely, Transaction } from 'kysely';
 import { batchedRead } from '../../db/batched-read.js';
+import { signalCommit } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
+import { GroupCommit, type ItemOutcome } from '../../db/group-commit.js';
 import { DatabaseUnavailableError } from '../../db/unavailable.js';
 import type { DB } from '../../db/schema.js';
 import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
 import { NotFoundError, UnauthenticatedError, ValidationError } from '../../domain/errors.js';
 import { AmountError, toMinor } from '../../domain/money.js';
-import { convertMinor } from '../../domain/rates.js';
+import { convertMinor, type RateTable } from '../../domain/rates.js';
 import { findStreamer } from '../accounts/accounts.repository.js';
 import { loadRates } from '../currencies/currencies.repository.js';
 import { raiseGoalsForDonation } from '../goals/goals.service.js';
 import { castDonationVote, voteInputErrors } from '../polls/polls.service.js';
-import { moderationSettings, publishDonationAlert, shownPollOptionTitle } from '../moderation/moderation.service.js';
+import { donationAlertDecision, donationAlertPayload, moderationSettings, publishDonationAlert, settingsOfRow, shownPollOptionTitle } from '../moderation/moderation.service.js';
+import { channelsOf } from '../outbox/events.js';
 import * as repo from './donations.repository.js';
 import type { DonationRow } from './donations.table.js';
 import { toDonationResource, type DonationResource } from './donations.resource.js';
@@ -61,44 +64,154 @@ function validate(input: NewDonation): { amount: number; errors: Record<string, 
  * sandbox, and each provider's verified notification (modules/payments) — so what happens to a
  * confirmed donation (goals, polls, the streamer's moderation rules, alert) is decided here once.
  * Given a transaction, it writes in that transaction (a provider records its payment id beside
- * the donation, so both commit or neither does); given the database, it opens its own.
+ * the donation, so both commit or neither does); given the database, it opens its own — on
+ * PostgreSQL a group commit with the donations that arrive together (`recordDonationBatch`).
+ * Durable before it resolves, either way.
  */
 export async function createDonation(db: Kysely<DB>, input: NewDonation): Promise<DonationResource> {
   const { amount, errors } = validate(input);
   if (Object.keys(errors).length) throw new ValidationError(errors);
-  const inTransaction = (work: (tx: Transaction<DB>) => Promise<DonationResource>) =>
-    db.isTransaction ? work(db as Transaction<DB>) : db.transaction().execute(work);
-  return inTransaction(async (tx) => {
-    const user = await findStreamer(tx, input.userId);
-    if (!user || !user.is_active) throw new NotFoundError('This streamer does not exist or no longer accepts donations.');
-    const rates = await loadRates(tx);
-    const moderation = await moderationSettings(tx, user.id);
-    const at = Date.now();
-    // Goals and polls change in this same transaction: a rejected vote writes nothing at all. A
-    // donor's own poll option reaches the poll widget, so it is moderated like the message.
-    const pollOptionTitle = shownPollOptionTitle(moderation, input.pollOptionTitle);
-    const pollOptionId = await castDonationVote(tx, { userId: user.id, amount, currency: input.currency, at, pollOptionId: input.pollOptionId, pollOptionTitle }, rates);
-    await raiseGoalsForDonation(tx, { userId: user.id, amount, currency: input.currency, at }, rates);
-    const row = await repo.insertDonation(tx, {
-      user_id: user.id,
-      username: input.username?.trim() || ANONYMOUS,
-      message_type: input.messageType ?? 'text',
-      message: input.message ?? '',
-      amount,
-      currency: input.currency,
-      amount_in_user_currency: convertMinor(amount, input.currency, user.currency, rates),
-      user_currency: user.currency,
-      payin_system: input.payinSystem ?? null,
-      is_shown: 0,
-      created_at: at,
-      shown_at: null,
-      poll_option_id: pollOptionId,
-    });
-    // One event for the donation channel and the streamer's alerts widget (events.ts), with the
-    // text the streamer's rules allow on stream; the donation itself keeps what the donor sent.
-    await publishDonationAlert(tx, moderation, row, user.name);
-    return toDonationResource(row, user.name);
+  if (db.isTransaction) return recordDonationIn(db as Transaction<DB>, input, amount);
+  if (dialectOf(db) === 'postgres' && input.pollOptionId === undefined && input.pollOptionTitle === undefined) {
+    let batches = donationBatches.get(db);
+    if (!batches) {
+      // Two lanes, as for sales: one batch reads and writes while the previous one waits for its WAL flush.
+      batches = new GroupCommit((jobs) => recordDonationBatch(db, jobs), { lanes: 2 });
+      donationBatches.set(db, batches);
+    }
+    return batches.submit({ input, amount });
+  }
+  return db.transaction().execute((tx) => recordDonationIn(tx, input, amount));
+}
+
+const NO_STREAMER = 'This streamer does not exist or no longer accepts donations.';
+
+/** The donation row as written, before it has an id. */
+function donationRow(input: NewDonation, amount: number, user: { id: number; currency: string }, rates: RateTable, at: number): Omit<DonationRow, 'id'> {
+  return {
+    user_id: user.id,
+    username: input.username?.trim() || ANONYMOUS,
+    message_type: input.messageType ?? 'text',
+    message: input.message ?? '',
+    amount,
+    currency: input.currency,
+    amount_in_user_currency: convertMinor(amount, input.currency, user.currency, rates),
+    user_currency: user.currency,
+    payin_system: input.payinSystem ?? null,
+    is_shown: 0,
+    created_at: at,
+    shown_at: null,
+    poll_option_id: null,
+  };
+}
+
+/** One donation in a transaction, statement by statement: goals, polls, moderation, alert. */
+async function recordDonationIn(tx: Transaction<DB>, input: NewDonation, amount: number): Promise<DonationResource> {
+  const user = await findStreamer(tx, input.userId);
+  if (!user || !user.is_active) throw new NotFoundError(NO_STREAMER);
+  const rates = await loadRates(tx);
+  const moderation = await moderationSettings(tx, user.id);
+  const at = Date.now();
+  // Goals and polls change in this same transaction: a rejected vote writes nothing at all. A
+  // donor's own poll option reaches the poll widget, so it is moderated like the message.
+  const pollOptionTitle = shownPollOptionTitle(moderation, input.pollOptionTitle);
+  const pollOptionId = await castDonationVote(tx, { userId: user.id, amount, currency: input.currency, at, pollOptionId: input.pollOptionId, pollOptionTitle }, rates);
+  await raiseGoalsForDonation(tx, { userId: user.id, amount, currency: input.currency, at }, rates);
+  const row = await repo.insertDonation(tx, { ...donationRow(input, amount, user, rates, at), poll_option_id: pollOptionId });
+  // One event for the donation channel and the streamer's alerts widget (events.ts), with the
+  // text the streamer's rules allow on stream; the donation itself keeps what the donor sent.
+  await publishDonationAlert(tx, moderation, row, user.name);
+  return toDonationResource(row, user.name);
+}
+
+interface DonationJob {
+  input: NewDonation;
+  /** Minor units, validated. */
+  amount: number;
+}
+
+const donationBatches = new WeakMap<Kysely<DB>, GroupCommit<DonationJob, DonationResource>>();
+const DONATION_EVENT = 'donation.created';
+const PAYLOAD_ID_PREFIX = '{"id":0';
+
+/**
+ * PostgreSQL: a batch of donations in two statements whatever its size — one look-up of every
+ * streamer, their moderation settings, whether they run goals, and the rates
+ * (`findDonationContexts`), then one statement writing every donation with its moderation row and
+ * its alert (`insertDonationsWithAlerts`), which commits by itself (no BEGIN/COMMIT round trips;
+ * its WAL flush is done when it returns). Reading outside a transaction first is what READ
+ * COMMITTED gives inside one anyway: a goal started or a setting saved meanwhile counts from the
+ * next donation on, as it would for a transaction that read just before it.
+ *
+ * Donations to a streamer who runs a goal take the transactional path (`recordDonationIn`, goals
+ * are raised and published statement by statement), as do votes (createDonation): both read and
+ * lock rows the one statement does not.
+ */
+async function recordDonationBatch(db: Kysely<DB>, jobs: readonly DonationJob[]): Promise<ItemOutcome<DonationResource>[]> {
+  const { contexts, rates } = await repo.findDonationContexts(db, jobs.map((j) => j.input.userId));
+  const at = Date.now();
+  const outcomes: ItemOutcome<DonationResource>[] = new Array(jobs.length);
+  const writes: { at: number; write: repo.DonationWrite; name: string }[] = [];
+  const withGoals: number[] = [];
+  jobs.forEach((job, i) => {
+    const found = contexts.get(job.input.userId);
+    if (!found || !found.user.is_active) {
+      outcomes[i] = { ok: false, error: new NotFoundError(NO_STREAMER) };
+      return;
+    }
+    if (found.hasGoals) {
+      withGoals.push(i);
+      return;
+    }
+    try {
+      const row = donationRow(job.input, job.amount, found.user, rates, at);
+      const decision = donationAlertDecision(settingsOfRow(found.moderation), row);
+      const payload = decision.alert && JSON.stringify(donationAlertPayload({ ...row, id: 0 }, found.user.name, decision.alert));
+      writes.push({
+        at: i,
+        name: found.user.name,
+        write: {
+          donation: row,
+          moderation: decision.moderation,
+          event: payload === null ? null : { type: DONATION_EVENT, channels: channelsOf(DONATION_EVENT, row.user_id), payloadAfterId: payload.slice(PAYLOAD_ID_PREFIX.length), notBefore: decision.alert!.notBefore },
+        },
+      });
+    } catch (error) {
+      outcomes[i] = { ok: false, error };
+    }
   });
+  const transactional = Promise.all(
+    withGoals.map(async (i) => {
+      try {
+        outcomes[i] = { ok: true, value: await db.transaction().execute((tx) => recordDonationIn(tx, jobs[i]!.input, jobs[i]!.amount)) };
+      } catch (error) {
+        outcomes[i] = { ok: false, error };
+      }
+    }),
+  );
+  await writeDonations(db, writes, outcomes);
+  await transactional;
+  return outcomes;
+}
+
+/**
+ * The batch's one write; if it fails with several donations in it (one row broke the statement:
+ * its streamer was deleted meanwhile), each is written alone so only the culprit fails. Never
+ * throws: the batch's goal donations may have committed already, and must not be written again.
+ */
+async function writeDonations(db: Kysely<DB>, writes: { at: number; write: repo.DonationWrite; name: string }[], outcomes: ItemOutcome<DonationResource>[]): Promise<void> {
+  if (writes.length === 0) return;
+  try {
+    const ids = await repo.insertDonationsWithAlerts(db, writes.map((w) => w.write));
+    signalCommit(db);
+    writes.forEach((w, k) => (outcomes[w.at] = { ok: true, value: toDonationResource({ ...w.write.donation, id: ids[k]! }, w.name) }));
+  } catch (error) {
+    if (writes.length === 1 || error instanceof DatabaseUnavailableError) {
+      for (const w of writes) outcomes[w.at] = { ok: false, error };
+      return;
+    }
+    for (const w of writes) await writeDonations(db, [w], outcomes);
+  }
 }
 
 export type { DonationFilter } from './donations.repository.js';

@@ -219,10 +219,29 @@ export const ANONYMOUS_NAME = 'Anonymous';
  * Goals and polls were already counted by the caller: they count money, whatever is shown.
  */
 export async function publishDonationAlert(tx: Kysely<DB>, settings: ModerationSettings | null, row: DonationRow, recipientName: string): Promise<void> {
-  if (!settings) {
-    await enqueueEvent(tx, { type: 'donation.created', userId: row.user_id, payload: { ...toDonationResource(row, recipientName), reason: 'default' } });
-    return;
-  }
+  const decision = donationAlertDecision(settings, row);
+  if (decision.moderation) await repo.insertDonationModeration(tx, { donation_id: row.id, user_id: row.user_id, ...decision.moderation });
+  if (!decision.alert) return;
+  await enqueueEvent(tx, {
+    type: 'donation.created',
+    userId: row.user_id,
+    payload: donationAlertPayload(row, recipientName, decision.alert),
+    notBefore: decision.alert.notBefore ?? undefined,
+  });
+}
+
+/** What the streamer's rules decide for a donation: its moderation row (none without settings) and its alert (none while held). */
+export interface DonationAlertDecision {
+  moderation: { status: ModerationStatus; shown_username: string; shown_message: string; reasons: string; publish_at: number | null; decided_at: null } | null;
+  alert: { username: string; message: string; notBefore: number | null } | null;
+}
+
+/**
+ * `publishDonationAlert`'s decision without its writes (pure): the batched PostgreSQL path of
+ * createDonation writes the same rows in one statement with many donations.
+ */
+export function donationAlertDecision(settings: ModerationSettings | null, row: Omit<DonationRow, 'id'>): DonationAlertDecision {
+  if (!settings) return { moderation: null, alert: { username: row.username, message: row.message, notBefore: null } };
   const typedName = row.username === ANONYMOUS_NAME ? '' : row.username;
   const broken = violations(settings, { username: typedName, message: row.message });
   const shown = shownText(settings, { username: typedName, message: row.message });
@@ -237,23 +256,20 @@ export async function publishDonationAlert(tx: Kysely<DB>, settings: ModerationS
   if (broken.length > 0) reasons.push('rule');
   const publishAt = held ? null : row.created_at + settings.alertDelaySeconds * 1000;
   const username = shown.username || ANONYMOUS_NAME;
-  await repo.insertDonationModeration(tx, {
-    donation_id: row.id,
-    user_id: row.user_id,
-    status: held ? 'held' : 'published',
-    shown_username: username,
-    shown_message: message,
-    reasons: JSON.stringify(reasons),
-    publish_at: publishAt,
-    decided_at: null,
-  });
-  if (held) return;
-  await enqueueEvent(tx, {
-    type: 'donation.created',
-    userId: row.user_id,
-    payload: { ...toDonationResource({ ...row, username, message }, recipientName), reason: 'default' },
-    notBefore: settings.alertDelaySeconds > 0 ? publishAt! : undefined,
-  });
+  return {
+    moderation: { status: held ? 'held' : 'published', shown_username: username, shown_message: message, reasons: JSON.stringify(reasons), publish_at: publishAt, decided_at: null },
+    alert: held ? null : { username, message, notBefore: settings.alertDelaySeconds > 0 ? publishAt : null },
+  };
+}
+
+/** The `donation.created` payload: the donation resource with the text the stream may show, and `reason` (INTEROP §5). */
+export function donationAlertPayload(row: DonationRow, recipientName: string, shown: { username: string; message: string }) {
+  return { ...toDonationResource({ ...row, username: shown.username, message: shown.message }, recipientName), reason: 'default' as const };
+}
+
+/** The streamer's settings from a row read elsewhere (the batched look-up of createDonation); null for none. */
+export function settingsOfRow(row: ModerationSettingsRow | null | undefined): ModerationSettings | null {
+  return row ? toSettings(row) : null;
 }
 
 /** A donation as the dashboard and the widget show it: the moderated text, and its alert's state. */
