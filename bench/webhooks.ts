@@ -1,17 +1,24 @@
 /**
- * Webhooks: `npx tsx bench/webhooks.ts [--rounds 3] [--seconds 5] [--connections 10] [--burst 500] [--dialect sqlite|postgres]`.
+ * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--profile DIR]`.
  *
- * A real listening server in its own process (SQLite file in a temp dir, production durability;
- * WEBHOOKS_ALLOW_HTTP=1 so it may call the loopback receiver) and, in this process, autocannon and
- * the receiver: a plain node:http server answering 200 at once.
+ * Three processes: the server (SQLite file in a temp dir with production durability, or a fresh
+ * PostgreSQL schema; WEBHOOKS_ALLOW_HTTP=1 so it may call the loopback receiver), the receiver (a
+ * plain node:http server answering 200 at once, in its own process so its work delays neither the
+ * server nor the load generator), and this one, the load generator.
  *
  * 1. Donation request latency, 0 vs 10 subscriptions. `POST /bench/donate/:user` records a donation
  *    through the real service (`createDonation`: transaction, outbox row) for a streamer with no
- *    webhook subscription, or for one with 10 (all to the receiver). Rounds alternate the two sides;
- *    after each round the bench waits until every delivery went out, so each round starts from an
- *    empty queue and the deliveries of one round are delivered during that round (competing for the
- *    server's CPU, as in real life) and not the next. Delivery is off the request path, so the ratio
- *    should stay near 1.
+ *    webhook subscription, or for one with 10 (all to the receiver), two ways:
+ *    - closed loop (autocannon, `--connections` at once, each sends its next request when the last
+ *      is answered): the saturated figure — the server's whole capacity goes to requests plus, on
+ *      the 10-subscription side, 10 deliveries per donation, so this side shows what delivery costs
+ *      in CPU, not whether it sits on the request path;
+ *    - open loop (`--rate` donations/s on a fixed schedule, each timed from when it was due, so a
+ *      stall is counted against every request it delayed): a load the server can carry, where
+ *      "delivery is off the request path" can be judged.
+ *    Rounds alternate the four sides (rotating order); after each round the bench waits until every
+ *    delivery went out, so a round's deliveries compete with that round's requests only. Per round:
+ *    the server's CPU time and event-loop delay (p99), and the load average.
  * 2. Delivery throughput: a burst of `--burst` donations written at once for a streamer with 1
  *    subscription, then for one with 10; deliveries/s = deliveries ÷ time from the first write until
  *    the receiver had them all.
@@ -19,7 +26,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { alternateRounds, autocannon, dialectArg, isServerProcess, median, numberArg, printReport, serveBenchApp, startServer } from './lib.js';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { alternateRounds, autocannon, callIpc, dialectArg, isServerProcess, median, numberArg, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
 
 interface Seed {
   url: string;
@@ -45,6 +55,17 @@ async function server(): Promise<void> {
         for (let i = 0; i < Number(request.params.count); i++) await createDonation(db, { userId: Number(request.params.user), amount: 1, currency: 'USD' });
         return { ok: true };
       });
+      // The server's own figures for a round: CPU time used and event-loop delay since the last call.
+      const loop = monitorEventLoopDelay({ resolution: 5 });
+      loop.enable();
+      let cpu = process.cpuUsage();
+      app.get('/bench/stats', async () => {
+        const used = process.cpuUsage(cpu);
+        const stats = { cpuMs: Math.round((used.user + used.system) / 1000), loopP99ms: +(loop.percentile(99) / 1e6).toFixed(1), loopMaxMs: +(loop.max / 1e6).toFixed(1) };
+        cpu = process.cpuUsage();
+        loop.reset();
+        return stats;
+      });
       app.get('/bench/pending', async () => {
         const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
         return { pending: Number(row.n) };
@@ -69,14 +90,10 @@ async function server(): Promise<void> {
   );
 }
 
-async function main(): Promise<void> {
-  const rounds = numberArg('rounds', 3);
-  const seconds = numberArg('seconds', 5);
-  const connections = numberArg('connections', 10);
-  const burst = numberArg('burst', 500);
-  const dialect = dialectArg();
+/** The receiver's process: answers 200 at once, echoes the registration challenge, counts. */
+function receiverProcess(): void {
   let received = 0;
-  const receiver = http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -87,10 +104,70 @@ async function main(): Promise<void> {
       res.writeHead(200).end('ok');
     });
   });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  const load = [os.loadavg()[0]!];
-  const srv = await startServer<Seed>(import.meta.url, { args: ['--receiver', receiverUrl, '--dialect', dialect] });
+  const listening = new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // At once: a command that arrived before a listener would be lost.
+  serveIpc({ url: async () => (await listening, `http://127.0.0.1:${(server.address() as AddressInfo).port}`), count: () => received });
+  process.on('disconnect', () => process.exit(0));
+}
+
+/**
+ * `rate` POSTs a second to `url` on a fixed schedule for `seconds` (open loop). Each latency runs
+ * from the moment the request was due, not when it was sent: a generator that fell behind does not
+ * hide the stall that made it fall behind.
+ */
+async function openLoop(url: string, rate: number, seconds: number): Promise<{ sent: number; ok: number; p50: number; p99: number; max: number; lateStarts: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const total = Math.round(rate * seconds);
+  const latencies: number[] = [];
+  let ok = 0;
+  let lateStarts = 0;
+  const start = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    else if (wait < -5) lateStarts++;
+    pending.push(
+      new Promise<void>((resolve) => {
+        const req = http.request(url, { method: 'POST', agent }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - due);
+            if (res.statusCode === 201) ok++;
+            resolve();
+          });
+        });
+        req.on('error', () => resolve());
+        req.end();
+      }),
+    );
+  }
+  await Promise.all(pending);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) => +latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * p) - 1)]!.toFixed(2);
+  return { sent: total, ok, p50: at(0.5), p99: at(0.99), max: at(1), lateStarts };
+}
+
+async function main(): Promise<void> {
+  const rounds = numberArg('rounds', 5);
+  const seconds = numberArg('seconds', 5);
+  const connections = numberArg('connections', 10);
+  const rate = numberArg('rate', 150);
+  const burst = numberArg('burst', 500);
+  const dialect = dialectArg();
+  const profileAt = process.argv.indexOf('--profile');
+  const profileDir = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
+  const receiverChild = fork(fileURLToPath(import.meta.url), ['--receiver-process'], { execArgv: ['--import', 'tsx'] });
+  await new Promise((r) => receiverChild.once('spawn', r));
+  const receiverUrl = await callIpc<string>(receiverChild, 'url');
+  const received = () => callIpc<number>(receiverChild, 'count');
+  const load: number[] = [os.loadavg()[0]!];
+  const srv = await startServer<Seed>(import.meta.url, {
+    args: ['--receiver', receiverUrl, '--dialect', dialect],
+    execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  });
   const base = srv.ready.url;
   const drained = async () => {
     for (;;) {
@@ -99,51 +176,77 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
   };
+  const serverStats = async () => (await (await fetch(`${base}/bench/stats`)).json()) as { cpuMs: number; loopP99ms: number; loopMaxMs: number };
 
-  const sides = ['none', 'ten'] as const;
+  const sides = ['closedNone', 'closedTen', 'openNone', 'openTen'] as const;
+  type Side = (typeof sides)[number];
+  const userOf = (side: Side) => srv.ready.users[side.endsWith('Ten') ? 'ten' : 'none'];
   const results = await alternateRounds(
     rounds,
     sides,
     async (side) => {
-      const before = received;
-      const r = await autocannon({ url: `${base}/bench/donate/${srv.ready.users[side]}`, method: 'POST', connections, duration: seconds });
+      const before = await received();
+      await serverStats();
+      const url = `${base}/bench/donate/${userOf(side)}`;
+      let request: { rps: number; p50: number; p99: number; ok: number; lateStarts?: number };
+      if (side.startsWith('closed')) {
+        const r = await autocannon({ url, method: 'POST', connections, duration: seconds });
+        request = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, ok: r['2xx'] };
+      } else {
+        const r = await openLoop(url, rate, seconds);
+        request = { rps: +(r.ok / seconds).toFixed(1), p50: r.p50, p99: r.p99, ok: r.ok, lateStarts: r.lateStarts };
+      }
+      const duringRequests = await serverStats();
       await drained();
+      const drain = await serverStats();
       load.push(os.loadavg()[0]!);
-      return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, ok: r['2xx'], deliveries: received - before };
+      return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs }, load1m: os.loadavg()[0]! };
     },
     { rotate: true },
   );
 
   const throughput = async (user: number, subscriptions: number) => {
     await drained();
-    const before = received;
+    await serverStats();
+    const before = await received();
     const start = performance.now();
     await fetch(`${base}/bench/burst/${user}/${burst}`, { method: 'POST' });
-    while (received - before < burst * subscriptions) await new Promise((r) => setTimeout(r, 20));
+    while ((await received()) - before < burst * subscriptions) await new Promise((r) => setTimeout(r, 20));
     const ms = performance.now() - start;
+    const stats = await serverStats();
     load.push(os.loadavg()[0]!);
-    return { events: burst, subscriptions, deliveries: burst * subscriptions, seconds: +(ms / 1000).toFixed(2), deliveriesPerSecond: Math.round((burst * subscriptions * 1000) / ms) };
+    return { events: burst, subscriptions, deliveries: burst * subscriptions, seconds: +(ms / 1000).toFixed(2), deliveriesPerSecond: Math.round((burst * subscriptions * 1000) / ms), serverCpuMsPerDelivery: +(stats.cpuMs / (burst * subscriptions)).toFixed(3) };
   };
   const one = await throughput(srv.ready.users.one, 1);
   const ten = await throughput(srv.ready.users.burstTen, 10);
   await srv.stop();
-  receiver.close();
+  receiverChild.disconnect();
 
-  const p50 = (side: (typeof sides)[number]) => median(results[side].map((r) => r.p50));
-  const ratios = results.none.map((r, i) => +(results.ten[i]!.p50 / Math.max(r.p50, 0.001)).toFixed(2));
-  printReport('webhooks: donation request latency with 0 vs 10 subscriptions; delivery throughput', {
+  const ratio = (a: Side, b: Side, pick: (r: (typeof results)[Side][number]) => number) => results[a].map((r, i) => +(pick(results[b][i]!) / Math.max(pick(r), 0.001)).toFixed(2));
+  const summary = (side: Side) => ({
+    medianP50ms: median(results[side].map((r) => r.p50)),
+    medianP99ms: median(results[side].map((r) => r.p99)),
+    medianReqPerSec: median(results[side].map((r) => r.rps)),
+    medianServerCpuMsPerRequest: median(results[side].map((r) => +(r.server.cpuMs / Math.max(r.ok, 1)).toFixed(3))),
+  });
+  printReport('webhooks: donation request latency with 0 vs 10 subscriptions (closed and open loop); delivery throughput', {
     dialect,
-    settings: { rounds, seconds, connections, burst },
+    settings: { rounds, seconds, connections, rate, burst },
     loadAverage1m: { min: Math.min(...load), max: Math.max(...load) },
     donationRequest: {
       rounds: results,
-      medianP50ms: { none: p50('none'), ten: p50('ten') },
-      medianReqPerSec: { none: median(results.none.map((r) => r.rps)), ten: median(results.ten.map((r) => r.rps)) },
-      p50RatioTenOverNonePerRound: ratios,
+      closedLoop: { none: summary('closedNone'), ten: summary('closedTen'), p50RatioTenOverNonePerRound: ratio('closedNone', 'closedTen', (r) => r.p50) },
+      openLoop: {
+        none: summary('openNone'),
+        ten: summary('openTen'),
+        p50RatioTenOverNonePerRound: ratio('openNone', 'openTen', (r) => r.p50),
+        p99RatioTenOverNonePerRound: ratio('openNone', 'openTen', (r) => r.p99),
+      },
     },
     delivery: { one, ten },
   });
 }
 
 if (isServerProcess) await server();
+else if (process.argv[2] === '--receiver-process') receiverProcess();
 else await main();

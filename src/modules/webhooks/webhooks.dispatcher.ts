@@ -29,6 +29,8 @@ export interface DispatcherOptions {
 const FAN_OUT_BATCH = 200;
 const QUEUE_PAGE = 50;
 const MAX_BACKOFF_MS = 3600_000;
+/** How long a queue that ran empty keeps its lease, waiting for the next event (see #deliverQueue). */
+const LINGER_MS = 2_000;
 
 /**
  * Delivers webhooks from the outbox, never from a request (issue 11):
@@ -56,6 +58,8 @@ export class WebhookDispatcher {
   readonly #loop: CommitWokenLoop;
   /** Keep-alive connections to receivers, per (origin, checked address). */
   readonly #agents = new ReceiverAgents();
+  /** Queues waiting with an empty queue and their lease (see #deliverQueue), by subscription. */
+  readonly #idlers = new Map<number, () => void>();
   readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), { maxBatch: 256 });
   #recovered = false;
 
@@ -85,6 +89,7 @@ export class WebhookDispatcher {
   /** Stops claiming; waits for the requests under way (each ends within the timeout). */
   async stop(): Promise<void> {
     await this.#loop.stop();
+    this.#wake([...this.#idlers.keys()]);
     await Promise.all(this.#inFlight.values());
     this.#agents.destroy();
   }
@@ -112,14 +117,19 @@ export class WebhookDispatcher {
   async fanOut(): Promise<number> {
     // Every commit wakes us; most find nothing new that is due, and then take no write lock.
     if (!(await repo.anythingToFanOut(this.#database.db, Date.now()))) return 0;
-    return this.#bookkeeping(async (db) => (this.#database.dialect === 'postgres' && !(await repo.tryLockFanOut(db)) ? 0 : this.#fanOutBatch(db)));
+    const queued = new Set<number>();
+    const count = await this.#bookkeeping(async (db) => (this.#database.dialect === 'postgres' && !(await repo.tryLockFanOut(db)) ? 0 : this.#fanOutBatch(db, queued)));
+    // Committed: the queues of this node that were waiting for more go on now.
+    this.#wake(queued);
+    return count;
   }
 
   /**
    * One transaction of the dispatcher's own, begun and committed as plain statements on a held
    * connection: only transactions run through Kysely signal commits, and ours must wake neither
-   * the relay nor this dispatcher. On SQLite it skips the fsync, as the relay's bookkeeping does: a
-   * power cut can lose only a fan-out (redone, its outbox marks are in the same transaction) or an
+   * the relay nor this dispatcher. It skips the fsync (SQLite: synchronous NORMAL, as the relay's
+   * bookkeeping does; PostgreSQL: synchronous_commit off): a power cut can lose only a fan-out
+   * (redone, its outbox marks are in the same transaction), a lease change (it expires), or an
    * attempt's record (the message is sent again — at least once, as promised).
    */
   async #bookkeeping<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> {
@@ -129,6 +139,10 @@ export class WebhookDispatcher {
       try {
         await sql.raw(sqlite ? 'begin immediate' : 'begin').execute(db);
         try {
+          // PostgreSQL: the same bargain as SQLite's NORMAL — the commit does not wait for its WAL
+          // flush (a crash can lose only what is redone or re-sent), and the donation requests'
+          // commits do not queue behind ours at the disk.
+          if (!sqlite) await sql`set local synchronous_commit = off`.execute(db);
           const result = await fn(db);
           await sql`commit`.execute(db);
           return result;
@@ -142,7 +156,7 @@ export class WebhookDispatcher {
     });
   }
 
-  async #fanOutBatch(tx: Kysely<DB>): Promise<number> {
+  async #fanOutBatch(tx: Kysely<DB>, queued: Set<number>): Promise<number> {
     const now = Date.now();
     const events = await repo.eventsToFanOut(tx, FAN_OUT_BATCH, now);
     if (events.length === 0) return 0;
@@ -164,6 +178,7 @@ export class WebhookDispatcher {
         }
       });
       await repo.insertDeliveries(tx, rows);
+      for (const row of rows) queued.add(row.subscription_id);
     }
     await repo.markFannedOut(tx, events.map((e) => e.id), now);
     return events.length;
@@ -186,7 +201,7 @@ export class WebhookDispatcher {
     if (!(await repo.anythingDue(this.#database.db, now))) return;
     const claimed = await this.#bookkeeping((db) => repo.claimDueSubscriptions(db, this.#opts.owner.id, now, now + this.#leaseMs, room));
     for (const sub of claimed) {
-      const work = this.#deliverQueue(sub)
+      const work = this.#deliverQueue(sub, now)
         .catch((err) => this.#opts.logger?.error({ err, subscription: sub.id }, 'webhooks: delivering a queue failed; its lease expires and it resumes'))
         .finally(() => {
           this.#inFlight.delete(sub.id);
@@ -196,15 +211,34 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Sends a leased subscription's queue in order until it is empty, a delivery fails, or we stop. */
-  async #deliverQueue(sub: repo.ClaimedSubscription): Promise<void> {
+  /**
+   * Sends a leased subscription's queue in order until it is empty, a delivery fails, or we stop.
+   * An empty queue keeps its lease a little while (LINGER_MS, well inside the lease): under a steady
+   * trickle of events the next ones come within it, and the queue goes on without a claim and a
+   * release — two write transactions per event per subscription otherwise, each of which a donation's
+   * commit would wait behind. This node's fan-out wakes it at once; other nodes' rows are found by a
+   * read every poll.
+   */
+  async #deliverQueue(sub: repo.ClaimedSubscription, claimedAt: number): Promise<void> {
     const db = this.#database.db;
     const owner = this.#opts.owner.id;
     const secrets = this.#secretsOf(sub);
+    let leaseUntil = claimedAt + this.#leaseMs;
+    let idleSince: number | null = null;
     for (;;) {
       // A page of the queue at a time; each is re-checked by the lease renewal after its attempt.
       const queue = await repo.queueHeads(db, sub.id, QUEUE_PAGE);
-      if (queue.length === 0) return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, null));
+      if (queue.length === 0) {
+        const now = Date.now();
+        idleSince ??= now;
+        // Never send on a lease that could run out before the attempt ends.
+        if (this.#loop.stopped || now - idleSince >= LINGER_MS || now + this.#opts.config.timeoutMs + 1000 >= leaseUntil) {
+          return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, null));
+        }
+        await this.#idle(sub.id, this.#opts.pollMs);
+        continue;
+      }
+      idleSince = null;
       for (const head of queue) {
         if (head.next_attempt_at > Date.now() || this.#loop.stopped) return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, head.next_attempt_at));
         const timestamp = Math.floor(Date.now() / 1000);
@@ -214,9 +248,29 @@ export class WebhookDispatcher {
           resolver: this.resolver,
           agents: this.#agents,
         });
+        const recordedFrom = Date.now();
         if (!(await this.#records.submit({ subscriptionId: sub.id, head, result }))) return;
+        // The batch renewed the lease at its own time, which is no earlier than this.
+        leaseUntil = recordedFrom + this.#leaseMs;
       }
     }
+  }
+
+  /** Waits up to `ms` for this node's fan-out to queue something for the subscription. */
+  #idle(subscriptionId: number, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#idlers.delete(subscriptionId);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#idlers.set(subscriptionId, done);
+    });
+  }
+
+  #wake(subscriptionIds: Iterable<number>): void {
+    for (const id of subscriptionIds) this.#idlers.get(id)?.();
   }
 
   /** Newest first: the current secret, then the previous one while its overlap lasts. */
