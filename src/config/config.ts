@@ -5,7 +5,16 @@ import type { RawEnv } from './env.js';
 
 export type DatabaseConfig =
   | { dialect: 'sqlite'; file: string }
-  | { dialect: 'postgres'; url: string; schema?: string };
+  | {
+      dialect: 'postgres';
+      url: string;
+      schema?: string;
+      /**
+       * A statement running longer is cancelled by PostgreSQL and its request fails with 503 +
+       * Retry-After (a lock held elsewhere, an overloaded server) instead of hanging; 0: no limit.
+       */
+      statementTimeoutMs?: number;
+    };
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -102,7 +111,7 @@ function databaseConfig(env: RawEnv, dataDir: string): DatabaseConfig {
     } catch {
       throw new ConfigError('DATABASE_URL', 'is not a valid URL; use postgres://user:password@host:5432/database.');
     }
-    return { dialect: 'postgres', url };
+    return { dialect: 'postgres', url, statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 10_000, 0, 3_600_000) };
   }
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\//, '');

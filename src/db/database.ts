@@ -171,19 +171,48 @@ export interface PoolOptions {
   acquireTimeoutMs?: number;
 }
 
+/** PostgreSQL's code for a statement cancelled by `statement_timeout` (or by an operator). */
+const QUERY_CANCELED = '57014';
+
+type PooledClient = pg.PoolClient;
+
 /**
- * The pool Kysely gets: pg's, with connection failures (refused, timed out, pool exhausted for
- * `acquireTimeoutMs`) turned into DatabaseUnavailableError. Errors of statements on a connection
- * are left alone: they are the query's own outcome.
+ * The pool Kysely gets: pg's, with the database's unavailability turned into
+ * DatabaseUnavailableError (503, Retry-After): connection failures (refused, timed out, pool
+ * exhausted for `acquireTimeoutMs`) and statements cancelled by `statement_timeout` (a lock held
+ * elsewhere, an overloaded server; the statement did nothing, and its transaction is rolled back).
+ * Other errors of statements are left alone: they are the query's own outcome.
  */
 function failingCleanly(pool: pg.Pool): PostgresPool {
+  // One wrapper per pooled client, so Kysely keeps recognising its connections.
+  const wrappers = new WeakMap<PooledClient, { query: PooledClient['query']; release: PooledClient['release'] }>();
+  const wrap = (client: PooledClient) => {
+    let wrapper = wrappers.get(client);
+    if (!wrapper) {
+      wrapper = {
+        query: (async (text: string, values?: unknown[]) => {
+          try {
+            return await client.query(text, values);
+          } catch (err) {
+            if ((err as { code?: string }).code === QUERY_CANCELED) throw new DatabaseUnavailableError(err);
+            throw err;
+          }
+        }) as PooledClient['query'],
+        release: (destroy?: boolean | Error) => client.release(destroy),
+      };
+      wrappers.set(client, wrapper);
+    }
+    return wrapper;
+  };
   return {
     async connect() {
+      let client: PooledClient;
       try {
-        return await pool.connect();
+        client = await pool.connect();
       } catch (err) {
         throw new DatabaseUnavailableError(err);
       }
+      return wrap(client);
     },
     end: () => pool.end(),
   };
@@ -218,6 +247,8 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
     connectionString: config.url,
     max: poolOptions.max ?? 10,
     connectionTimeoutMillis: acquireTimeoutMs,
+    // Sent with the connection's start-up: every statement of every pooled connection is bounded.
+    ...(config.statementTimeoutMs ? { statement_timeout: config.statementTimeoutMs } : {}),
     ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.

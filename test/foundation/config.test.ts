@@ -20,7 +20,7 @@ test('PUBLIC_URL follows PORT and loses its trailing slash', () => {
 });
 
 test('DATABASE_URL chooses PostgreSQL or an explicit SQLite file', () => {
-  assert.deepEqual(envToConfig({ DATABASE_URL: 'postgres://u:p@db:5432/x' }).database, { dialect: 'postgres', url: 'postgres://u:p@db:5432/x' });
+  assert.deepEqual(envToConfig({ DATABASE_URL: 'postgres://u:p@db:5432/x' }).database, { dialect: 'postgres', url: 'postgres://u:p@db:5432/x', statementTimeoutMs: 10_000 });
   assert.equal(envToConfig({ DATABASE_URL: 'sqlite:/tmp/x.sqlite' }).database.dialect, 'sqlite');
 });
 
