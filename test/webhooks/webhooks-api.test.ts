@@ -137,7 +137,7 @@ describe('webhooks API (/api/v1/webhooks)', () => {
 
   test('the OpenAPI document lists the operations as an OpenAlerts extension', async () => {
     const doc = json(await f.t.app.inject({ method: 'GET', url: '/openapi.json' }));
-    for (const [path, method] of [['/api/v1/webhooks', 'post'], ['/api/v1/webhooks', 'get'], ['/api/v1/webhooks/{id}', 'delete'], ['/api/v1/webhooks/{id}/secret', 'post']] as const) {
+    for (const [path, method] of [['/api/v1/webhooks', 'post'], ['/api/v1/webhooks', 'get'], ['/api/v1/webhooks/{id}', 'delete'], ['/api/v1/webhooks/{id}/secret', 'post'], ['/api/v1/webhooks/{id}/deliveries', 'get'], ['/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', 'post']] as const) {
       const op = doc.paths[path]?.[method];
       assert.ok(op, `${method} ${path} documented`);
       assert.equal(op['x-openalerts-extension'], true);

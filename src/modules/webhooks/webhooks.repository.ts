@@ -167,6 +167,10 @@ export async function insertDeliveries(tx: Kysely<DB>, rows: Insertable<WebhookD
   for (let i = 0; i < rows.length; i += 500) await tx.insertInto('webhook_deliveries').values(rows.slice(i, i + 500)).execute();
 }
 
+export async function insertDelivery(tx: Kysely<DB>, row: Insertable<WebhookDeliveriesTable>): Promise<DeliveryRow> {
+  return tx.insertInto('webhook_deliveries').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
 // PostgreSQL advisory lock naming "the webhooks fan-out" (any constant; "oawh").
 const PG_FAN_OUT_LOCK = 0x6f61_7768;
 
@@ -299,6 +303,17 @@ export async function setDeliveryOutcome(
 
 export async function deliveriesOf(db: Kysely<DB>, subscriptionId: number, limit: number): Promise<DeliveryRow[]> {
   return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** One page of a subscription's deliveries, newest first, optionally in one state, with the total. */
+export async function deliveryPage(db: Kysely<DB>, subscriptionId: number, status: DeliveryRow['status'] | null, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
+  let query = db.selectFrom('webhook_deliveries').where('subscription_id', '=', subscriptionId);
+  if (status) query = query.where('status', '=', status);
+  const [rows, count] = await Promise.all([
+    query.selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
 }
 
 export async function attemptsOf(db: Kysely<DB>, deliveryIds: number[]): Promise<AttemptRow[]> {

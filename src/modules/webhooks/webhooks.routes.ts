@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { apiErrorResponses, bodyTooLarge, BODY_MEDIA_TYPES, documentationOnly, MessageBody } from '../../api/schemas.js';
 import { requireToken } from '../../oauth/bearer.js';
-import { CreateWebhookBody, EXTENSION, WebhookIdParams, WebhookResource } from './webhooks.schemas.js';
-import { createSubscription, deleteSubscription, getSubscription, listSubscriptions, rotateSubscriptionSecret, type Caller, type WebhookDeps } from './webhooks.service.js';
+import { Paginated, paginate, PER_PAGE } from '../../http/pagination.js';
+import { CreateWebhookBody, DeliveryIdParams, DeliveryQuery, DeliveryResource, EXTENSION, WebhookIdParams, WebhookResource } from './webhooks.schemas.js';
+import { createSubscription, deleteSubscription, deliveryQuery, getSubscription, listDeliveries, listSubscriptions, redeliverForCaller, rotateSubscriptionSecret, type Caller, type WebhookDeps } from './webhooks.service.js';
 
 const TAGS = ['Webhooks'];
 // Any valid token of the streamer; what each event needs is checked per event (403 names the scope).
@@ -110,5 +111,61 @@ export async function webhookRoutes(app: FastifyInstance): Promise<void> {
       onRequest: requireToken(),
     },
     async (request) => ({ data: await rotateSubscriptionSecret(deps(app), caller(request), (request.params as { id: string }).id) }),
+  );
+
+  const deliveriesErrors = { ...apiErrorResponses('<the event’s scope>'), 404: { ...MessageBody, description: 'No such subscription (or delivery) of this application and streamer.' } };
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      schema: {
+        ...EXTENSION,
+        summary: 'The delivery log of a subscription',
+        description:
+          'OpenAlerts extension. Every message queued for the subscription with its attempts (status, latency, the start of the answer), newest first, 30 per page, optionally only those in one `status`. Links keep the filter.',
+        tags: TAGS,
+        security: SECURITY,
+        params: WebhookIdParams,
+        querystring: DeliveryQuery,
+        response: { 200: { ...Paginated(DeliveryResource), description: 'One page of deliveries, newest first.' }, ...deliveriesErrors },
+      },
+      ...documentationOnly,
+      onRequest: requireToken(),
+    },
+    async (request) => {
+      const { id } = request.params as { id: string };
+      // Whose it is first: another application's subscription is a 404 whatever the query.
+      await getSubscription(app.ctx.db, caller(request), id);
+      const { page, status } = deliveryQuery(request.query);
+      const { data, total } = await listDeliveries(app.ctx.db, caller(request), id, { page, perPage: PER_PAGE, status });
+      const path = `${app.ctx.config.publicUrl}/api/v1/webhooks/${id}/deliveries`;
+      const result = paginate(data, { page, perPage: PER_PAGE, total, path });
+      if (!status) return result;
+      // As Laravel's paginator with appends(): the links keep the filter.
+      const keep = (url: string | null) => url && url.replace('?page=', `?status=${status}&page=`);
+      return { ...result, links: { first: keep(result.links.first)!, last: keep(result.links.last)!, prev: keep(result.links.prev), next: keep(result.links.next) } };
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/deliveries/:delivery_id/redeliver',
+    {
+      schema: {
+        ...EXTENSION,
+        summary: 'Send a logged message again',
+        description:
+          'OpenAlerts extension. Queues the message again at the end of the subscription’s queue, with the same body and `webhook-id` (de-duplicating receivers see a repeat). Answers the new delivery. A disabled subscription sends it once re-enabled.',
+        tags: TAGS,
+        security: SECURITY,
+        params: DeliveryIdParams,
+        response: { 202: Type.Object({ data: DeliveryResource }, { description: 'The new delivery, queued.' }), ...deliveriesErrors },
+      },
+      ...documentationOnly,
+      onRequest: requireToken(),
+    },
+    async (request, reply) => {
+      const { id, delivery_id: deliveryId } = request.params as { id: string; delivery_id: string };
+      return reply.status(202).send({ data: await redeliverForCaller(app.ctx.db, caller(request), id, deliveryId) });
+    },
   );
 }
