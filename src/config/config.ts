@@ -68,6 +68,8 @@ export interface WebhooksConfig {
   retryBaseMs: number;
   /** After a secret rotation the old secret still signs (a second signature) this long. */
   secretOverlapMs: number;
+  /** WEBHOOKS_LOG_RETENTION (days): finished deliveries and their attempts are pruned after this. */
+  logRetentionMs: number;
 }
 
 export interface PaymentsConfig {
@@ -259,6 +261,7 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
       retryWindowMs: integer(env, 'WEBHOOKS_RETRY_WINDOW', 24 * 3600, 1, 7 * 24 * 3600) * 1000,
       retryBaseMs: integer(env, 'WEBHOOKS_RETRY_BASE_MS', 5_000, 1, 3600_000),
       secretOverlapMs: integer(env, 'WEBHOOKS_SECRET_OVERLAP', 24 * 3600, 0, 7 * 24 * 3600) * 1000,
+      logRetentionMs: integer(env, 'WEBHOOKS_LOG_RETENTION', 30, 1, 3650) * 24 * 3600_000,
     },
     payments: paymentsConfig(env, publicUrl),
   });

@@ -15,6 +15,7 @@ import * as payments from './0017_payments.js';
 import * as moderation from './0018_moderation.js';
 import * as webhooks from './0019_webhooks.js';
 import * as onboarding from './0020_onboarding.js';
+import * as webhookLogPruning from './0023_webhook_log_pruning.js';
 
 /**
  * Every migration, in order. One set for SQLite and PostgreSQL; names sort lexically, so keep the
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0018_moderation': moderation,
   '0019_webhooks': webhooks,
   '0020_onboarding': onboarding,
+  '0023_webhook_log_pruning': webhookLogPruning,
 };

@@ -325,6 +325,39 @@ export async function findDelivery(db: Kysely<DB>, id: number): Promise<Delivery
   return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+// ---- Pruning (WEBHOOKS_LOG_RETENTION) --------------------------------------------------------------
+
+/** Up to `limit` deliveries that finished before `before`, oldest first (index webhook_deliveries_finished). */
+export async function finishedDeliveriesBefore(db: Kysely<DB>, before: number, limit: number): Promise<number[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('finished_at', '<', before)
+    .where('status', '!=', 'pending')
+    .orderBy('finished_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => Number(r.id));
+}
+
+/** Deletes these deliveries and their attempts. */
+export async function deleteDeliveries(tx: Kysely<DB>, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute();
+  await tx.deleteFrom('webhook_deliveries').where('id', 'in', ids).where('status', '!=', 'pending').execute();
+}
+
+/** Removed subscriptions whose log is gone, removed before `before`: nothing refers to them any more. */
+export async function deleteRemovedSubscriptions(db: Kysely<DB>, before: number): Promise<number> {
+  const result = await db
+    .deleteFrom('webhook_subscriptions')
+    .where('status', '=', 'removed')
+    .where('status_at', '<', before)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.subscription_id', '=', 'webhook_subscriptions.id'))))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Every delivery of a subscription in id order (tests, inspection). */
 export async function allDeliveriesOf(db: Kysely<DB>, subscriptionId: number): Promise<DeliveryRow[]> {
   return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).orderBy('id').execute();
