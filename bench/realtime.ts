@@ -1,14 +1,16 @@
 /**
  * Real-time load script: `npx tsx bench/realtime.ts [maxSubscribers] [--rounds=2] [--messages=20]
- * [--latency-seconds=5] [--client-procs=2]`.
+ * [--latency-seconds=5] [--client-procs=2] [--dialect=sqlite|postgres|both] [--only=latency]
+ * [--shapes=1k,realistic] [--before=DIR]`.
  *
  * 1. Fan-out: N subscribers (1k/5k/10k, capped by maxSubscribers) receive bursts of publications,
  *    alternately from a raw `ws` broadcast server (JSON.stringify once, ws.send(string) to every socket)
  *    and from a RealtimeNode (memory broker, legacy protocol, `node.publish`). Both send the same bytes
  *    per frame. Reported: deliveries/s measured at the receivers, server CPU per delivery, and ratios.
- * 2. Latency: 1k subscribers, 100 messages/s, p50/p99 across all deliveries, alternating two paths:
- *    the node alone (publish → subscriber) and the whole service (`buildApp` on SQLite: donation
- *    created → commit → outbox relay → node → subscriber).
+ * 2. Latency, two shapes: 1k subscribers on one channel at 100 messages/s, and the realistic one —
+ *    5,000 streamers × 2 subscribers, 200 donations/s spread over the streamers; p50/p99 across all
+ *    deliveries, alternating the node alone (publish → subscriber) and the whole service (`buildApp`
+ *    on SQLite and/or PostgreSQL: donation created → commit → outbox relay → node → subscriber).
  * 3. Memory: RSS (and heap) per idle connected+subscribed connection, fresh server processes.
  *
  * Each server and each client group runs in its own process (a file-descriptor limit applies per
@@ -16,6 +18,9 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -52,7 +57,10 @@ async function paced(rate: number, seconds: number, send: () => Promise<unknown>
   const start = now();
   for (let i = 0; i < total; i++) {
     const wait = start + (i * 1000) / rate - now();
+    // Behind schedule, still yield to the event loop as separate requests would: the relay's
+    // rounds and the sockets' I/O run between two donations.
     if (wait > 0) await sleep(wait);
+    else await new Promise(setImmediate);
     await send();
   }
 }
@@ -104,34 +112,76 @@ async function nodeServer(): Promise<void> {
         await new Promise(setImmediate);
       }
     },
-    paced: (m) => paced(m.rate as number, m.seconds as number, () => node.publish(CHANNEL, payload(++seq))),
+    // Round-robin over `channels` channels ($alerts:donation_1 …), as donations spread over streamers.
+    paced: (m) => {
+      const channels = (m.channels as number | undefined) ?? 1;
+      return paced(m.rate as number, m.seconds as number, () => {
+        seq++;
+        return node.publish(channels === 1 ? CHANNEL : `$alerts:donation_${1 + (seq % channels)}`, payload(seq));
+      });
+    },
   });
 }
 
 /**
- * The whole service as `openalerts serve` runs it (SQLite, durable commits): a donation is written
- * with its outbox row, the relay publishes it after commit, the node fans it out. The donation's
- * message carries the time it was created, so clients time the full path.
+ * The whole service as `openalerts serve` runs it (SQLite with durable commits, or PostgreSQL): a
+ * donation is written with its outbox row, the relay publishes it after commit, the node fans it
+ * out. The donation's message carries the time it was created, so clients time the full path.
+ * `--streamers=N` more streamer rows are seeded (bulk insert) for the realistic shape.
  */
 async function appServer(): Promise<void> {
   const { benchApp } = await import('./lib.js');
   const { createAccount } = await import('../src/modules/accounts/accounts.service.js');
   const { createDonation } = await import('../src/modules/donations/donations.service.js');
   const { donationChannel } = await import('../src/modules/outbox/channels.js');
-  const { app } = await benchApp();
+  const dialect = process.argv.find((a) => a.startsWith('--app-dialect='))?.slice(14) === 'postgres' ? 'postgres' : 'sqlite';
+  const bench = await benchApp({}, dialect);
+  const { app } = bench;
   const db = app.ctx.db;
   const user = await createAccount(db, { email: 'bench@example.test', password: 'a long passphrase', name: 'Bench' });
+  // Streamers for the realistic shape: rows as an account has them (no password hashing per row).
+  const streamers = Number(process.argv.find((a) => a.startsWith('--streamers='))?.slice(12) ?? 0);
+  const ids: number[] = [];
+  const now0 = Date.now();
+  for (let start = 0; start < streamers; start += 500) {
+    const rows = Array.from({ length: Math.min(500, streamers - start) }, (_, k) => {
+      const i = start + k;
+      return {
+        email: `rt${i}@example.test`, password_hash: '!', code: `rt_${i}`, name: `Realtime Streamer ${i}`, name_key: `realtime streamer ${i}`, avatar: null,
+        language: 'en_US', currency: 'USD', is_active: 1, role: 'streamer' as const, merchandise_promocode: `RT${i}`, created_at: now0, updated_at: now0,
+      };
+    });
+    ids.push(...(await db.insertInto('users').values(rows).returning('id').execute()).map((r) => r.id));
+  }
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
+  let seq = 0;
+  let commitHist = new Uint32Array(20_001);
   serveIpc({
     port: () => port,
-    // Real-time tokens name a real, active account (the service checks it at connect): the streamer's.
-    info: () => ({ secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id), user: String(user.id) }),
+    // Real-time tokens name a real, active account (the service checks it at connect): the first
+    // streamer's; channel tokens are signed for each streamer's channel.
+    info: () => ({ secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id), user: String(user.id), channels: ids.map(donationChannel) }),
     count: () => app.ctx.realtime.node.stats().subscriptions,
-    paced: (m) =>
-      paced(m.rate as number, m.seconds as number, () =>
-        createDonation(db, { userId: user.id, amount: '5', currency: 'USD', username: 'Bench donor', message: `ts:${now()}` }),
-      ),
+    cpu: () => process.cpuUsage(),
+    paced: (m) => {
+      const spread = (m.channels as number | undefined) ?? 1;
+      commitHist = new Uint32Array(20_001);
+      return paced(m.rate as number, m.seconds as number, async () => {
+        const userId = spread === 1 ? user.id : ids[seq++ % Math.min(spread, ids.length)]!;
+        const t0 = now();
+        await createDonation(db, { userId, amount: '5', currency: 'USD', username: 'Bench donor', message: `ts:${t0}` });
+        commitHist[Math.min(20_000, Math.round((now() - t0) * 10))]++;
+      });
+    },
+    // How long createDonation took (to durable commit) in the last paced run: 0.1 ms bins.
+    commits: () => Array.from(commitHist),
+    // Closes the app and removes its data directory (or PostgreSQL schema); the process then exits.
+    async stop() {
+      await bench.close();
+      setImmediate(() => process.exit(0));
+      return true;
+    },
   });
 }
 
@@ -205,11 +255,20 @@ async function clients(): Promise<void> {
     async connect(m) {
       const kind = m.kind as string;
       const url = `ws://127.0.0.1:${m.port as number}${kind === 'raw' ? '/' : '/connection/websocket'}`;
+      const base = socks[kind]!.length;
       for (let done = 0; done < (m.count as number); ) {
         const batch = Math.min(250, (m.count as number) - done);
         const opened = await Promise.all(
           Array.from({ length: batch }, (_, i) =>
-            kind === 'raw' ? openRaw(url) : openNode(url, (m.user as string) ?? String(done + i), (m.secret as string) ?? SECRET, (m.channel as string) ?? CHANNEL),
+            kind === 'raw'
+              ? openRaw(url)
+              : openNode(
+                  url,
+                  (m.user as string) ?? String(done + i),
+                  (m.secret as string) ?? SECRET,
+                  // One channel for all, or socket j of this process on channels[j % length].
+                  m.channels ? (m.channels as string[])[(base + done + i) % (m.channels as string[]).length]! : ((m.channel as string) ?? CHANNEL),
+                ),
           ),
         );
         socks[kind]!.push(...opened);
@@ -272,6 +331,16 @@ async function main(): Promise<void> {
   const sizes = [1000, 5000, 10_000].filter((n) => n <= max);
   if (sizes.length === 0 || sizes[sizes.length - 1] !== max) sizes.push(max);
   const latencySubs = Math.min(1000, max);
+  const option = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  // --only=latency skips fan-out and memory; --shapes=1k,realistic picks latency shapes; --dialect the whole service's database.
+  const onlyLatency = option('only') === 'latency';
+  const shapeNames = (option('shapes') ?? '1k,realistic').split(',');
+  const dialectOption = option('dialect') ?? 'sqlite';
+  if (!['sqlite', 'postgres', 'both'].includes(dialectOption)) {
+    console.error(`--dialect must be sqlite, postgres or both, not ${dialectOption}`);
+    process.exit(2);
+  }
+  const latencyDialects: ('sqlite' | 'postgres')[] = dialectOption === 'both' ? ['sqlite', 'postgres'] : [dialectOption as 'sqlite' | 'postgres'];
 
   const raw = spawn('raw');
   const node = spawn('node');
@@ -280,10 +349,11 @@ async function main(): Promise<void> {
   const servers = { raw, node } as const;
   const share = (n: number, i: number): number => Math.floor(n / procs) + (i < n % procs ? 1 : 0);
 
-  console.log(`# realtime bench: node ${process.version}, ${(await import('node:os')).cpus().length} CPUs, ${procs} client processes`);
-  console.log(`\n## Fan-out (${messages} publications per burst, ${rounds} rounds, alternating raw/node)`);
-  console.log('subscribers | raw deliveries/s | node deliveries/s | ratio | raw CPU µs/delivery | node CPU µs/delivery | CPU ratio (raw/node)');
-  for (const n of sizes) {
+  console.log(`# realtime bench: node ${process.version}, ${os.cpus().length} CPUs, ${procs} client processes`);
+  console.log(`load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  if (!onlyLatency) console.log(`\n## Fan-out (${messages} publications per burst, ${rounds} rounds, alternating raw/node)`);
+  if (!onlyLatency) console.log('subscribers | raw deliveries/s | node deliveries/s | ratio | raw CPU µs/delivery | node CPU µs/delivery | CPU ratio (raw/node)');
+  for (const n of onlyLatency ? [] : sizes) {
     for (const kind of ['raw', 'node'] as const) {
       await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind, port: ports[kind], count: share(n, i) })));
       await waitCount(servers[kind], n);
@@ -316,38 +386,19 @@ async function main(): Promise<void> {
     }
   }
 
-  // Latency of the node alone (publish → subscriber) and of the whole service (donation created →
-  // subscriber: SQLite commit, outbox relay, node), in alternating rounds.
-  const app = spawn('app');
-  const appPort = await callIpc<number>(app, 'port');
-  const appInfo = await callIpc<{ secret: string; channel: string }>(app, 'info');
-  const latencyRuns: Record<'node' | 'app', number[][]> = { node: [], app: [] };
-  for (let round = 0; round < rounds; round++) {
-    for (const kind of ['node', 'app'] as const) {
-      const server = kind === 'node' ? node : app;
-      const extra = kind === 'app' ? appInfo : {};
-      await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind, port: kind === 'node' ? ports.node : appPort, count: share(latencySubs, i), ...extra })));
-      await waitCount(server, latencySubs);
-      await Promise.all(group.map((c) => callIpc(c, 'latency')));
-      await callIpc(server, 'paced', { rate: 100, seconds: latencySeconds });
-      await sleep(500);
-      const hists = await Promise.all(group.map((c) => callIpc<number[]>(c, 'histogram')));
-      latencyRuns[kind].push(hists[0]!.map((_, i) => hists.reduce((a, h) => a + h[i]!, 0)));
-      await Promise.all(group.map((c) => callIpc(c, 'close', { kind })));
-      await waitCount(server, 0);
-    }
+  {
+    const shapes: Shape[] = [
+      { name: '1k subscribers', channels: 1, perChannel: latencySubs, rate: 100 },
+      { name: 'realistic', channels: 5000, perChannel: 2, rate: 200 },
+    ].filter((shape) => shapeNames.some((n) => shape.name.startsWith(n)));
+    await latencyRuns(group, node, ports.node, shapes, latencyDialects, rounds, latencySeconds);
   }
-  console.log(`\n## Latency (${latencySubs} subscribers, 100 messages/s, ${latencySeconds} s, ${rounds} alternating rounds)`);
-  for (const kind of ['node', 'app'] as const) {
-    const label = kind === 'node' ? 'publish → subscriber (node alone)' : 'donation created → subscriber (whole service)';
-    for (const merged of latencyRuns[kind]) {
-      const samples = merged.reduce((a, b) => a + b, 0);
-      console.log(`${label}: deliveries ${samples} (expected ${latencySubs * 100 * latencySeconds}); p50 ${percentile(merged, 0.5)} ms; p99 ${percentile(merged, 0.99)} ms; max ${percentile(merged, 1)} ms`);
-    }
-  }
-  app.kill();
   raw.kill();
   node.kill();
+  if (onlyLatency) {
+    for (const c of group) c.kill();
+    return;
+  }
 
   const idle = max;
   console.log(`\n## Memory (${idle} idle connections, fresh server process each, after GC)`);
@@ -372,6 +423,85 @@ async function main(): Promise<void> {
     server.kill();
   }
   for (const c of group) c.kill();
+}
+
+/** A latency shape: `channels` channels (streamers), `perChannel` subscribers each, `rate` donations/s spread over them. */
+interface Shape {
+  name: string;
+  channels: number;
+  perChannel: number;
+  rate: number;
+}
+
+/**
+ * Latency of the node alone (publish → subscriber) and of the whole service (donation created →
+ * subscriber: commit, outbox relay, node) on each dialect, in alternating rounds, per shape.
+ */
+async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: number, shapes: Shape[], dialects: ('sqlite' | 'postgres')[], rounds: number, seconds: number): Promise<void> {
+  const procs = group.length;
+  const share = (n: number, i: number): number => Math.floor(n / procs) + (i < n % procs ? 1 : 0);
+  const streamers = Math.max(0, ...shapes.map((s) => (s.channels > 1 ? s.channels : 0)));
+  const apps = new Map<string, { child: ChildProcess; port: number; info: { secret: string; channel: string; user: string; channels: string[] } }>();
+  // --before=DIR: the same service from an older checkout too (`git archive <commit> | tar -x -C DIR`
+  // and a node_modules symlink), served by a copy of this file placed in DIR/bench.
+  const before = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
+  const sources: [string, string][] = [['app', process.argv[1]!]];
+  if (before) {
+    const copy = path.join(before, 'bench', 'realtime-bench-copy.ts');
+    fs.copyFileSync(process.argv[1]!, copy);
+    sources.push(['before', copy]);
+  }
+  for (const dialect of dialects) {
+    for (const [name, file] of sources) {
+      const child = fork(file, ['--role=app', `--app-dialect=${dialect}`, `--streamers=${streamers}`], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: 'inherit' });
+      apps.set(`${name}-${dialect}`, { child, port: await callIpc<number>(child, 'port'), info: await callIpc(child, 'info') });
+    }
+  }
+  const kinds = ['node', ...apps.keys()];
+  try {
+    for (const shape of shapes) {
+      const subscribers = shape.channels * shape.perChannel;
+      const runs: Record<string, { hist: number[]; commits: number[] | null; cpuMs: number; load: number }[]> = Object.fromEntries(kinds.map((k) => [k, []]));
+      for (let round = 0; round < rounds; round++) {
+        // Rotate the order each round, so no side always runs first.
+        for (const kind of kinds.map((_, i) => kinds[(i + round) % kinds.length]!)) {
+          const app = apps.get(kind);
+          const server = app ? app.child : node;
+          const channels =
+            shape.channels === 1 ? undefined : app ? app.info.channels.slice(0, shape.channels) : Array.from({ length: shape.channels }, (_, k) => `$alerts:donation_${k + 1}`);
+          const extra = app ? { secret: app.info.secret, user: app.info.user, channel: app.info.channel } : {};
+          await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind: 'app', port: app ? app.port : nodePort, count: share(subscribers, i), channels, ...extra })));
+          await waitCount(server, subscribers);
+          await Promise.all(group.map((c) => callIpc(c, 'latency')));
+          const cpu0 = await callIpc<NodeJS.CpuUsage>(server, 'cpu');
+          await callIpc(server, 'paced', { rate: shape.rate, seconds, channels: shape.channels });
+          await sleep(500);
+          const cpu1 = await callIpc<NodeJS.CpuUsage>(server, 'cpu');
+          const hists = await Promise.all(group.map((c) => callIpc<number[]>(c, 'histogram')));
+          const commits = app ? await callIpc<number[]>(server, 'commits') : null;
+          runs[kind]!.push({ hist: hists[0]!.map((_, i) => hists.reduce((a, h) => a + h[i]!, 0)), commits, cpuMs: (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000, load: os.loadavg()[0]! });
+          await Promise.all(group.map((c) => callIpc(c, 'close', { kind: 'app' })));
+          await waitCount(server, 0);
+        }
+      }
+      console.log(`\n## Latency: ${shape.name} (${shape.channels} channel(s) × ${shape.perChannel} subscribers, ${shape.rate} messages/s, ${seconds} s, ${rounds} rotating rounds)`);
+      console.log('round | path | deliveries (expected) | p50 ms | p99 ms | max ms | p50 ÷ node p50 | createDonation p50 / p99 ms | server CPU ms | load (1 min)');
+      for (let round = 0; round < rounds; round++) {
+        const nodeP50 = percentile(runs.node![round]!.hist, 0.5);
+        for (const kind of kinds) {
+          const { hist, commits, cpuMs, load } = runs[kind]![round]!;
+          const samples = hist.reduce((a, b) => a + b, 0);
+          const p50 = percentile(hist, 0.5);
+          const label = kind === 'node' ? 'node alone (publish → subscriber)' : `whole service, ${kind.replace('app-', '').replace('before-', 'before: ')}`;
+          const commit = commits ? `${percentile(commits, 0.5)} / ${percentile(commits, 0.99)}` : '–';
+          console.log(`${round + 1} | ${label} | ${samples} (${shape.perChannel * shape.rate * seconds}) | ${p50} | ${percentile(hist, 0.99)} | ${percentile(hist, 1)} | ${(p50 / nodeP50).toFixed(2)} | ${commit} | ${cpuMs.toFixed(0)} | ${load.toFixed(1)}`);
+        }
+      }
+    }
+  } finally {
+    // The app servers remove their data directories and PostgreSQL schemas, then exit.
+    await Promise.all([...apps.values()].map((a) => callIpc(a.child, 'stop')));
+  }
 }
 
 const role = process.argv.find((a) => a.startsWith('--role='))?.slice(7);

@@ -18,6 +18,7 @@ export class CommitWokenLoop {
   readonly #database: Database;
   readonly #opts: CommitWokenLoopOptions;
   #timer: NodeJS.Timeout | null = null;
+  #immediate: NodeJS.Immediate | null = null;
   #running: Promise<void> | null = null;
   #again = false;
   #stopped = true;
@@ -56,19 +57,30 @@ export class CommitWokenLoop {
     this.#stopped = true;
     this.#unsubscribe?.();
     if (this.#timer) clearTimeout(this.#timer);
+    if (this.#immediate) clearImmediate(this.#immediate);
     this.#timer = null;
+    this.#immediate = null;
     await this.#running;
   }
 
   #schedule(delay: number): void {
     if (this.#stopped) return;
     if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    if (delay === 0) {
+      // Right after this turn's I/O callbacks (setImmediate), not in the next timers phase: a
+      // zero-delay timer waits at least 1 ms, and behind every request of a busy turn.
+      if (!this.#immediate) this.#immediate = setImmediate(() => this.#run());
+      return;
+    }
     this.#timer = setTimeout(() => this.#run(), delay);
     this.#timer.unref();
   }
 
   #run(): void {
     this.#timer = null;
+    if (this.#immediate) clearImmediate(this.#immediate);
+    this.#immediate = null;
     if (this.#running || this.#stopped) return;
     this.#again = false;
     let failed = false;

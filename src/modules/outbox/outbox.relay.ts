@@ -184,7 +184,9 @@ export class OutboxRelay {
   /**
    * PostgreSQL: one transaction per batch, begun and committed as plain statements on one pooled
    * connection so that our own commit does not wake the relay again (only transactions run through
-   * Kysely signal commits).
+   * Kysely signal commits). Four round trips: BEGIN, lock + read (`lockAndReadPending`), the marks,
+   * COMMIT — which does not wait for its WAL flush (the marks may be lost in a crash, and then the
+   * rows are published again, as at-least-once allows).
    */
   async #roundPostgres(): Promise<number> {
     return this.#database.db.connection().execute(async (db) => {
@@ -201,8 +203,8 @@ export class OutboxRelay {
   }
 
   async #lockedBatch(tx: Kysely<DB>): Promise<number> {
-    if (!(await repo.tryLockDrain(tx))) return 0; // another node is draining; it takes these rows
-    const rows = await repo.pendingEvents(tx, this.#opts.batchSize, Date.now());
+    // Nothing when another node is draining (it takes these rows) or nothing is due.
+    const rows = await repo.lockAndReadPending(tx, this.#opts.batchSize, Date.now());
     if (rows.length === 0) return 0;
     const batch = new Batch();
     for (const row of rows) await this.#publish(row, batch);

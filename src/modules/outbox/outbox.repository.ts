@@ -211,24 +211,29 @@ export async function claimPending(db: Kysely<DB>, owner: string, now: number, s
 const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
 
 /**
- * PostgreSQL: takes the drainer's transaction-scoped advisory lock if no other node holds it.
- * Keyed by schema too, so deployments sharing one PostgreSQL server never wait for each other.
+ * PostgreSQL, in one statement (a relay round is on every event's path, so each round trip counts):
+ * takes the drainer's transaction-scoped advisory lock if no other node holds it — keyed by schema
+ * too, so deployments sharing one PostgreSQL server never wait for each other — and, holding it,
+ * reads the next `limit` unpublished rows that are due at `now`, oldest first. Empty when another
+ * node holds the lock (it takes these rows) or nothing is due.
+ *
+ * It also turns `synchronous_commit` off for the rest of the transaction: the round's COMMIT then
+ * returns without waiting for its WAL flush, so the next round (and the next commit's events)
+ * never waits on it. Losing those published marks in a crash only publishes the rows again, which
+ * the relay allows anyway (at least once; the broker drops a repeat by the event's id).
  */
-export async function tryLockDrain(tx: Kysely<DB>): Promise<boolean> {
-  const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked`.execute(tx);
-  return lock.rows[0]?.locked === true;
-}
-
-/** The next `limit` unpublished rows that are due at `now`, oldest first (PostgreSQL, under the drain lock). */
-export async function pendingEvents(tx: Kysely<DB>, limit: number, now: number): Promise<PendingEvent[]> {
-  return tx
-    .selectFrom('outbox')
-    .select(['id', 'type', 'channels', 'payload', 'created_at', 'not_before'])
-    .where('published_at', 'is', null)
-    .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+export async function lockAndReadPending(tx: Kysely<DB>, limit: number, now: number): Promise<PendingEvent[]> {
+  const rows = await sql<PendingEvent>`
+    select o.id, o.type, o.channels, o.payload, o.created_at, o.not_before
+    from (
+      select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked, set_config('synchronous_commit', 'off', true)
+    ) as l
+    cross join lateral (
+      select id, type, channels, payload, created_at, not_before from outbox
+      where l.locked and published_at is null and (not_before is null or not_before <= ${now})
+      order by id limit ${limit}
+    ) as o`.execute(tx);
+  return rows.rows;
 }
 
 /** Marks events published without recording offsets (a broker with its own history: Redis). */

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { CommitWokenLoop } from '../../src/db/commit-woken-loop.js';
+import type { Database } from '../../src/db/database.js';
+
+/** A database whose commits the test makes: only `onCommit` is used by the loop. */
+function fakeDatabase(): { database: Database; commit(): void } {
+  const listeners = new Set<() => void>();
+  const database = { onCommit: (l: () => void) => (listeners.add(l), () => listeners.delete(l)) } as unknown as Database;
+  return { database, commit: () => listeners.forEach((l) => l()) };
+}
+
+test("a commit starts a round in the same turn of the event loop, ahead of timers (no poll tick, no 1 ms timer)", async () => {
+  const { database, commit } = fakeDatabase();
+  const order: string[] = [];
+  let rounds = 0;
+  const loop = new CommitWokenLoop(database, { pollMs: 60_000, round: async () => void (rounds++ > 0 && order.push('round')), onError: () => {} });
+  await loop.start();
+  try {
+    // From an I/O callback (as a request's commit is), immediates run before timers of this turn.
+    await new Promise<void>((resolve) =>
+      fs.readFile(fileURLToPath(import.meta.url), () => {
+        setTimeout(() => {
+          order.push('timer');
+          resolve();
+        }, 0);
+        commit();
+      }),
+    );
+    assert.deepEqual(order, ['round', 'timer']);
+  } finally {
+    await loop.stop();
+  }
+});
+
+test('a commit during a round means exactly one more round right after it', async () => {
+  const { database, commit } = fakeDatabase();
+  let rounds = 0;
+  let release!: () => void;
+  const loop = new CommitWokenLoop(database, {
+    pollMs: 60_000,
+    round: async () => {
+      rounds++;
+      if (rounds === 2) await new Promise<void>((r) => (release = r));
+    },
+    onError: () => {},
+  });
+  await loop.start();
+  try {
+    commit();
+    while (!release) await new Promise((r) => setImmediate(r));
+    commit();
+    commit();
+    release();
+    while (rounds < 3) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(rounds, 3, 'two commits during the round: one round after it');
+  } finally {
+    await loop.stop();
+  }
+});
