@@ -150,8 +150,9 @@ export class ReceiverAgents {
       keepAlive: true,
       // An idle socket is closed after this; receivers (Node's default: 5 s) usually close first.
       timeout: 30_000,
-      maxSockets: 4,
-      maxFreeSockets: 4,
+      // One socket per queue at most (each queue sends one request at a time; the dispatcher bounds
+      // the queues), so subscriptions sharing an endpoint never wait for each other's socket.
+      maxFreeSockets: 16,
       lookup: pinnedLookup(address, family),
     };
     agent = url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
