@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import { hourlyJob } from '../../ops/hourly-job.js';
 import { deleteUnpaidPendingBefore } from './payments.repository.js';
 
 /**
@@ -11,34 +12,13 @@ import { deleteUnpaidPendingBefore } from './payments.repository.js';
  * (`unknown_reference`) with the provider's payment id, as any unknown reference is.
  */
 export const PENDING_RETENTION_MS = 30 * 24 * 3600_000;
-const SWEEP_INTERVAL_MS = 3600_000;
 
 /** Removes abandoned pending donations; what was paid stays (it links the donation to its checkout). */
 export function sweepUnpaidPending(db: Kysely<DB>, now = Date.now()): Promise<number> {
   return deleteUnpaidPendingBefore(db, now - PENDING_RETENTION_MS);
 }
 
-/**
- * The sweep of a running server: hourly from onReady until onClose (every node may run it: a
- * delete of old rows twice deletes them once). A failed sweep is logged and tried again next hour.
- */
+/** The sweep of a running server: at start and hourly (src/ops/hourly-job.ts), on every node. */
 export async function pendingDonationSweeper(app: FastifyInstance): Promise<void> {
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> | null = null;
-  const sweep = () => {
-    if (running) return;
-    running = sweepUnpaidPending(app.ctx.db)
-      .then((count) => count > 0 && app.log.info({ count }, 'abandoned pending donations removed'))
-      .catch((err: unknown) => app.log.error({ err }, 'pending donation sweep failed'))
-      .finally(() => (running = null));
-  };
-  app.addHook('onReady', async () => {
-    timer = setInterval(sweep, SWEEP_INTERVAL_MS);
-    timer.unref();
-    sweep();
-  });
-  app.addHook('onClose', async () => {
-    if (timer) clearInterval(timer);
-    await running;
-  });
+  hourlyJob(app, 'abandoned pending donations', () => sweepUnpaidPending(app.ctx.db));
 }

@@ -2,11 +2,11 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
+import { hourlyJob } from '../../ops/hourly-job.js';
 import * as repo from './webhooks.repository.js';
 
 /** Deliveries deleted per transaction: a few milliseconds of write lock on SQLite, then requests go first. */
 export const PRUNE_BATCH = 500;
-const PRUNE_INTERVAL_MS = 3600_000;
 
 /**
  * Deletes the delivery log older than the retention (WEBHOOKS_LOG_RETENTION): finished deliveries
@@ -30,27 +30,7 @@ export async function pruneWebhookLog(db: Kysely<DB>, retentionMs: number, now =
   return deleted;
 }
 
-/**
- * The pruning of a running server: at start and hourly until close, on every node (deleting old rows
- * twice deletes them once). A failed round is logged and tried again next hour.
- */
+/** The pruning of a running server: at start and hourly (src/ops/hourly-job.ts), on every node. */
 export async function webhookLogPruner(app: FastifyInstance): Promise<void> {
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<unknown> | null = null;
-  const prune = () => {
-    if (running) return;
-    running = pruneWebhookLog(app.ctx.db, app.ctx.config.webhooks.logRetentionMs)
-      .then((count) => count > 0 && app.log.info({ count }, 'webhooks: old delivery log entries pruned'))
-      .catch((err: unknown) => app.log.error({ err }, 'webhooks: pruning the delivery log failed; will retry in an hour'))
-      .finally(() => (running = null));
-  };
-  app.addHook('onReady', async () => {
-    timer = setInterval(prune, PRUNE_INTERVAL_MS);
-    timer.unref();
-    prune();
-  });
-  app.addHook('onClose', async () => {
-    if (timer) clearInterval(timer);
-    await running;
-  });
+  hourlyJob(app, 'webhooks: old delivery log entries', () => pruneWebhookLog(app.ctx.db, app.ctx.config.webhooks.logRetentionMs));
 }

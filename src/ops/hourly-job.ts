@@ -1,0 +1,31 @@
+import type { FastifyInstance } from 'fastify';
+
+const HOUR_MS = 3600_000;
+
+/**
+ * Housekeeping of a running server (deleting what has outlived its retention): once at start, then
+ * hourly, from onReady until onClose — so `inject`-only tests and CLI commands never start it, and
+ * close waits for a round in progress. Rounds never overlap. Every node may run the same job: a
+ * delete of old rows done twice deletes them once. A failed round is logged and tried again next
+ * hour; `job` answers how many rows it removed (logged when there were any).
+ */
+export function hourlyJob(app: FastifyInstance, what: string, job: () => Promise<number>, intervalMs = HOUR_MS): void {
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<unknown> | null = null;
+  const round = () => {
+    if (running) return;
+    running = job()
+      .then((count) => count > 0 && app.log.info({ count }, `${what}: removed`))
+      .catch((err: unknown) => app.log.error({ err }, `${what} failed; will retry in an hour`))
+      .finally(() => (running = null));
+  };
+  app.addHook('onReady', async () => {
+    timer = setInterval(round, intervalMs);
+    timer.unref();
+    round();
+  });
+  app.addHook('onClose', async () => {
+    if (timer) clearInterval(timer);
+    await running;
+  });
+}
