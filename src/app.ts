@@ -9,6 +9,7 @@ import { createDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { parseQueryString, registerBodyParsers } from './http/body-parsers.js';
 import { clientErrorHandler } from './http/client-error.js';
+import { lazySerializers } from './http/lazy-serializers.js';
 import { lazyValidators } from './http/lazy-validators.js';
 import { strictNumberCoercion } from './http/number-coercion.js';
 import { errorHandler, jsonUnlessHtmlAsked, notFoundHandler } from './http/error-handler.js';
@@ -61,6 +62,8 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     // Off unless TRUST_PROXY names the proxies: request.ip is what every per-IP limit counts.
     trustProxy: proxyTrust(config),
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false }, plugins: [strictNumberCoercion, lazyValidators] },
+    // Response serializers, like the validators above, are built on a route's first use.
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
     forceCloseConnections: 'idle',
     clientErrorHandler,
     return503OnClosing: true,
