@@ -106,7 +106,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
   relay.onPublished((_event, createdAt, publishedAt) => metrics.published((publishedAt - createdAt) / 1000));
   const webhooks = new WebhookDispatcher(database, { config: config.webhooks, encryptionKey: secrets.encryptionKey, owner: new ClaimOwner(nodeId), logger: app.log });
-  const payments = new PaymentProviders(config.payments, overrides.stripeApi);
+  const payments = await PaymentProviders.create(config.payments, overrides.stripeApi);
   const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtimeTokens, revocations, realtime, relay, webhooks, metrics, nodes, payments };
   app.decorate('ctx', ctx);
 

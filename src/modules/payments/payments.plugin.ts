@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { alwaysJson, errorHandler } from '../../http/error-handler.js';
 import { kofiWebhookRoutes } from './kofi.js';
 import { keepRawBodies } from './notifications.js';
-import { stripeWebhookRoutes } from './stripe.js';
 import { yoomoneyNotificationRoutes } from './yoomoney.js';
 
 /**
@@ -14,7 +13,11 @@ export async function paymentNotificationsPlugin(app: FastifyInstance): Promise<
   keepRawBodies(app);
   app.setErrorHandler(errorHandler(alwaysJson));
   const { payments } = app.ctx;
-  if (payments.stripe && payments.config.stripe) await app.register(stripeWebhookRoutes(payments.stripe, payments.config.stripe.webhookSecret));
+  if (payments.stripe && payments.config.stripe) {
+    // Imported here so that an instance without Stripe never loads the package (providers.ts).
+    const { stripeWebhookRoutes } = await import('./stripe.js');
+    await app.register(stripeWebhookRoutes(payments.stripe, payments.config.stripe.webhookSecret));
+  }
   if (payments.instanceEnables('yoomoney')) await app.register(yoomoneyNotificationRoutes);
   if (payments.instanceEnables('kofi')) await app.register(kofiWebhookRoutes);
 }

@@ -3,7 +3,7 @@ import type { PaymentsConfig } from '../../config/config.js';
 import type { StreamerProviderId } from '../../domain/payment-providers.js';
 import { testPaymentProvider, type PaymentProvider } from '../donations/payment-provider.js';
 import type { StreamerSettings } from './payment-settings.service.js';
-import { stripeClient, stripeProvider, type StripeApiEndpoint } from './stripe.js';
+import type { StripeApiEndpoint } from './stripe.js';
 import { yoomoneyProvider } from './yoomoney.js';
 
 /**
@@ -12,14 +12,23 @@ import { yoomoneyProvider } from './yoomoney.js';
  * turned it on with their credentials.
  */
 export class PaymentProviders {
-  /** The Stripe client of the instance's account; null unless Stripe is enabled. */
-  readonly stripe: Stripe | null;
-  private readonly stripeCheckout: PaymentProvider | null;
-
-  constructor(readonly config: PaymentsConfig, stripeEndpoint?: StripeApiEndpoint) {
-    this.stripe = config.stripe ? stripeClient(config.stripe.secretKey, stripeEndpoint) : null;
-    this.stripeCheckout = this.stripe ? stripeProvider(this.stripe) : null;
+  /**
+   * The Stripe package (the largest one we use) is loaded only when the instance enables Stripe,
+   * so an instance without it neither reads nor compiles it at start.
+   */
+  static async create(config: PaymentsConfig, stripeEndpoint?: StripeApiEndpoint): Promise<PaymentProviders> {
+    if (!config.stripe) return new PaymentProviders(config, null, null);
+    const { stripeClient, stripeProvider } = await import('./stripe.js');
+    const stripe = stripeClient(config.stripe.secretKey, stripeEndpoint);
+    return new PaymentProviders(config, stripe, stripeProvider(stripe));
   }
+
+  private constructor(
+    readonly config: PaymentsConfig,
+    /** The Stripe client of the instance's account; null unless Stripe is enabled. */
+    readonly stripe: Stripe | null,
+    private readonly stripeCheckout: PaymentProvider | null,
+  ) {}
 
   get sandbox(): boolean {
     return this.config.sandbox;
