@@ -1,6 +1,5 @@
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { DOCS_CSP_DIRECTIVES, useContentSecurityPolicy } from '../http/security-headers.js';
 import { SCOPES } from '../oauth/scopes.js';
 
@@ -19,14 +18,15 @@ const MERCHANT_SIGNATURE = `Merchandise API requests carry a \`signature\` param
 type RouteSchema = Record<string, unknown> | undefined;
 const DOCUMENTING_KEYS = ['body', 'querystring', 'params', 'response', 'summary', 'description'];
 
-/**
- * OpenAPI 3.1 generated from route schemas (TypeBox). Routes without a schema (pages, static files)
- * are left out. It collects routes as they are added (an onRoute hook), so it is registered at the
- * root before every plugin whose routes it documents — the API's and the OAuth server's.
- */
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
-  const base = app.ctx.config.publicUrl;
-  await app.register(swagger, {
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The OpenAPI document and the Swagger UI server, each built on first use (registerOpenApi). */
+    openApi: { document(): Promise<unknown>; ui(): Promise<FastifyInstance> };
+  }
+}
+
+function swaggerOptions(base: string): SwaggerOptions {
+  return {
     openapi: {
       openapi: '3.1.0',
       info: { title: 'OpenAlerts API', version: '1', description: DESCRIPTION },
@@ -81,14 +81,80 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       const documented = s !== undefined && DOCUMENTING_KEYS.some((key) => s[key] !== undefined);
       return { schema: (documented ? s : { ...s, hide: true }) as typeof schema, url };
     },
+  };
+}
+
+/** Resets a memoized load when it fails, so that the next request tries again. */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () =>
+    (loading ??= load().catch((err: unknown) => {
+      loading = undefined;
+      throw err;
+    }));
+}
+
+/**
+ * OpenAPI 3.1 generated from route schemas (TypeBox) by @fastify/swagger. Routes without a schema
+ * (pages, static files) are left out. The routes are collected as they are added (an onRoute hook),
+ * so this is registered at the root before every plugin whose routes it documents — the API's and
+ * the OAuth server's.
+ *
+ * Only the collecting happens at start: @fastify/swagger (and the YAML library it loads) is
+ * imported and builds the document on the first request for /openapi.json or /docs — loading it
+ * at start was a large share of `serve`'s start-up. It sees the same route objects it would have
+ * seen registered at start (openapi-docs.ts).
+ */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  const routes: RouteOptions[] = [];
+  const instances: FastifyInstance[] = [];
+  const sharedSchemas: Record<string, unknown> = {};
+  app.addHook('onRoute', (route) => {
+    routes.push(route);
+  });
+  app.addHook('onRegister', (instance) => {
+    instances.push(instance);
+  });
+  // Shared schemas (addSchema) of every plugin, then the root's, as @fastify/swagger collects them.
+  app.addHook('onReady', async () => {
+    for (const instance of [...instances, app]) Object.assign(sharedSchemas, instance.getSchemas());
+    instances.length = 0;
+  });
+  const options = swaggerOptions(app.ctx.config.publicUrl);
+  const documentFunction = once(async () => (await import('./openapi-docs.js')).openApiDocumentFunction(routes, sharedSchemas, options));
+  app.decorate('openApi', {
+    document: async () => (await documentFunction())(),
+    ui: once(async () => (await import('./openapi-docs.js')).swaggerUiServer(await documentFunction())),
   });
 }
 
-/** The document at /openapi.json and Swagger UI at /docs, under its own Content-Security-Policy. */
+/**
+ * The document at /openapi.json and Swagger UI at /docs, under its own Content-Security-Policy.
+ * Swagger UI (@fastify/swagger-ui with @fastify/static: about a hundred files to load) runs in a
+ * Fastify instance of its own, built on the first request for /docs; these routes pass /docs
+ * requests to it, so that everything of ours — security headers, request ids, logs, error and
+ * not-found answers — applies as to any other route.
+ */
 export async function docsRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/openapi.json', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => reply.type('application/json').send(app.swagger()));
+  app.get('/openapi.json', { schema: { hide: true }, logLevel: 'warn' }, async (_request, reply) => reply.type('application/json').send(await app.openApi.document()));
   await app.register(async (docs) => {
     useContentSecurityPolicy(docs, DOCS_CSP_DIRECTIVES);
-    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, persistAuthorization: false } });
+    const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+      const ui = await app.openApi.ui();
+      const headers = Object.fromEntries(PASSED_HEADERS.flatMap((name) => (request.headers[name] === undefined ? [] : [[name, request.headers[name]!]])));
+      const res = await ui.inject({ method: 'GET', url: request.url, headers });
+      if (res.statusCode === 404) return reply.callNotFound();
+      for (const [name, value] of Object.entries(res.headers)) if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
+      // A redirect or a 304 has no body, and no content type to add to it.
+      return reply.code(res.statusCode).send(res.rawPayload.length > 0 ? res.rawPayload : undefined);
+    };
+    docs.get('/docs', { schema: { hide: true } }, forward);
+    docs.get('/docs/*', { schema: { hide: true } }, forward);
   });
 }
+
+/** Request headers Swagger UI's answer depends on (content negotiation and cache validation). */
+const PASSED_HEADERS = ['accept', 'accept-encoding', 'if-none-match', 'if-modified-since'] as const;
+
+/** Headers of Swagger UI's answer that describe its own transfer, not the content. */
+const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);

@@ -22,8 +22,10 @@ function loadedBy(env: Record<string, string>): Promise<Record<string, boolean>>
   });
 }
 
-test('an SQLite server without Redis or metrics never loads pg, ioredis or prom-client', async () => {
-  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir() }), { pg: false, ioredis: false, 'prom-client': false });
+const NONE = { pg: false, ioredis: false, 'prom-client': false, '@fastify/swagger': false, '@fastify/swagger-ui': false, yaml: false };
+
+test('an SQLite server without Redis or metrics never loads pg, ioredis or prom-client, nor the API documentation until asked', async () => {
+  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir() }), NONE);
 });
 
 test('each is loaded when its setting asks for it (so the check above can fail)', { skip: !(await redisAvailable()) && 'no Redis' }, async () => {
@@ -31,4 +33,8 @@ test('each is loaded when its setting asks for it (so the check above can fail)'
   assert.equal(loaded.ioredis, true);
   assert.equal(loaded['prom-client'], true);
   assert.equal(loaded.pg, false);
+});
+
+test('the documentation packages load on the first request for /docs (so the check above can fail)', async () => {
+  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), ASK_URL: '/docs/' }), { ...NONE, '@fastify/swagger': true, '@fastify/swagger-ui': true, yaml: true });
 });

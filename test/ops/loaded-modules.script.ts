@@ -1,5 +1,6 @@
 // Run in a child process by lazy-deps.test.ts: builds the app as `serve` would for the given
-// environment, then prints which optional packages the process has loaded.
+// environment, answers a GET of ASK_URL if given, then prints which optional packages the process
+// has loaded.
 import { createRequire } from 'node:module';
 import { buildApp } from '../../src/app.js';
 import { envToConfig } from '../../src/config/config.js';
@@ -7,7 +8,9 @@ import { readEnv } from '../../src/config/env.js';
 
 const app = await buildApp(envToConfig(readEnv()), { logger: false });
 await app.ready();
+if (process.env.ASK_URL) await app.inject({ url: process.env.ASK_URL });
 const loaded = Object.keys(createRequire(import.meta.url).cache);
 const has = (pkg: string) => loaded.some((file) => file.includes(`/node_modules/${pkg}/`));
-process.stdout.write(JSON.stringify({ pg: has('pg'), ioredis: has('ioredis'), 'prom-client': has('prom-client') }) + '\n');
+const OPTIONAL = ['pg', 'ioredis', 'prom-client', '@fastify/swagger', '@fastify/swagger-ui', 'yaml'];
+process.stdout.write(JSON.stringify(Object.fromEntries(OPTIONAL.map((pkg) => [pkg, has(pkg)]))) + '\n');
 await app.close();
