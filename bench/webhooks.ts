@@ -1,5 +1,5 @@
 /**
- * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--profile DIR]`.
+ * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen] [--profile DIR]`.
  *
  * Three processes: the server (SQLite file in a temp dir with production durability, or a fresh
  * PostgreSQL schema; WEBHOOKS_ALLOW_HTTP=1 so it may call the loopback receiver), the receiver (a
@@ -178,8 +178,11 @@ async function main(): Promise<void> {
   };
   const serverStats = async () => (await (await fetch(`${base}/bench/stats`)).json()) as { cpuMs: number; loopP99ms: number; loopMaxMs: number };
 
-  const sides = ['closedNone', 'closedTen', 'openNone', 'openTen'] as const;
-  type Side = (typeof sides)[number];
+  const allSides = ['closedNone', 'closedTen', 'openNone', 'openTen'] as const;
+  type Side = (typeof allSides)[number];
+  // --sides openNone,openTen: a subset (a profile of one kind of load).
+  const sidesAt = process.argv.indexOf('--sides');
+  const sides = sidesAt > 0 ? allSides.filter((side) => process.argv[sidesAt + 1]!.split(',').includes(side)) : allSides;
   const userOf = (side: Side) => srv.ready.users[side.endsWith('Ten') ? 'ten' : 'none'];
   const results = await alternateRounds(
     rounds,
@@ -222,12 +225,14 @@ async function main(): Promise<void> {
   await srv.stop();
   receiverChild.disconnect();
 
-  const ratio = (a: Side, b: Side, pick: (r: (typeof results)[Side][number]) => number) => results[a].map((r, i) => +(pick(results[b][i]!) / Math.max(pick(r), 0.001)).toFixed(2));
-  const summary = (side: Side) => ({
-    medianP50ms: median(results[side].map((r) => r.p50)),
-    medianP99ms: median(results[side].map((r) => r.p99)),
-    medianReqPerSec: median(results[side].map((r) => r.rps)),
-    medianServerCpuMsPerRequest: median(results[side].map((r) => +(r.server.cpuMs / Math.max(r.ok, 1)).toFixed(3))),
+  type Row = { p50: number; p99: number; rps: number; ok: number; server: { cpuMs: number } };
+  const rows = (side: Side) => ((results as Partial<Record<Side, Row[]>>)[side] ?? []);
+  const ratio = (a: Side, b: Side, pick: (r: Row) => number) => rows(a).map((r, i) => (rows(b)[i] ? +(pick(rows(b)[i]!) / Math.max(pick(r), 0.001)).toFixed(2) : null));
+  const summary = (side: Side) => rows(side).length === 0 ? null : ({
+    medianP50ms: median(rows(side).map((r) => r.p50)),
+    medianP99ms: median(rows(side).map((r) => r.p99)),
+    medianReqPerSec: median(rows(side).map((r) => r.rps)),
+    medianServerCpuMsPerRequest: median(rows(side).map((r) => +(r.server.cpuMs / Math.max(r.ok, 1)).toFixed(3))),
   });
   printReport('webhooks: donation request latency with 0 vs 10 subscriptions (closed and open loop); delivery throughput', {
     dialect,

@@ -26,7 +26,9 @@ export interface DispatcherOptions {
   concurrency?: number;
 }
 
-const FAN_OUT_BATCH = 200;
+// Events per fan-out transaction: 50 events × 10 subscriptions is 500 rows, a few milliseconds of the
+// event loop (SQLite is synchronous); a backlog goes in such slices, requests running in between.
+const FAN_OUT_BATCH = 50;
 const QUEUE_PAGE = 50;
 const MAX_BACKOFF_MS = 3600_000;
 /** How long a queue that ran empty keeps its lease, waiting for the next event (see #deliverQueue). */
@@ -60,7 +62,7 @@ export class WebhookDispatcher {
   readonly #agents = new ReceiverAgents();
   /** Queues waiting with an empty queue and their lease (see #deliverQueue), by subscription. */
   readonly #idlers = new Map<number, () => void>();
-  readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), { maxBatch: 256 });
+  readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), { maxBatch: 64 });
   #recovered = false;
 
   constructor(database: Database, opts: DispatcherOptions) {
