@@ -3,7 +3,7 @@ import { ConfigError, envToConfig, type Config } from './config/config.js';
 import { readEnv } from './config/env.js';
 import type { Database } from './db/database.js';
 import { INPUT_CURRENCIES, isInputCurrency } from './domain/currency.js';
-import { DomainError, ValidationError } from './domain/errors.js';
+import { DomainError, msg, ValidationError } from './domain/errors.js';
 import { registerGoalCommands } from './modules/goals/goals.cli.js';
 import { randomPollOption, registerPollCommands } from './modules/polls/polls.cli.js';
 import { BackupError } from './db/backup-error.js';
@@ -166,7 +166,7 @@ export function buildCli(): Command {
     .action((opts) =>
       withDatabase(async ({ db }) => {
         if (opts.currency !== undefined && !isInputCurrency(opts.currency)) {
-          throw ValidationError.field('currency', `The currency must be one of ${INPUT_CURRENCIES.join(', ')}.`);
+          throw ValidationError.field('currency', msg('err.currency.one_of', { list: INPUT_CURRENCIES.join(', ') }));
         }
         const [{ findUserByRef }, { randomDonation, SANDBOX_PAYIN }, { createDonation }] = await Promise.all([
           accountsService(),

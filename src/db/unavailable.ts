@@ -1,4 +1,4 @@
-import { DomainError } from '../domain/errors.js';
+import { DomainError, msg } from '../domain/errors.js';
 
 /** Raised instead of the driver's error when PostgreSQL cannot be reached or gives no connection in time. */
 export class DatabaseUnavailableError extends DomainError {
@@ -6,6 +6,6 @@ export class DatabaseUnavailableError extends DomainError {
   /** Seconds a client should wait before trying again (Retry-After). */
   readonly retryAfter = 2;
   constructor(cause: unknown) {
-    super('The database is busy or unreachable; try again in a few seconds.', { cause });
+    super(msg('err.db.unavailable'), { cause });
   }
 }

@@ -1,5 +1,6 @@
+import { addFieldMessage, msg, type FieldMessages, type Message } from './errors.js';
 import { isOutputCurrency, OUTPUT_CURRENCIES } from './currency.js';
-import { AmountError, toMinor } from './money.js';
+import { AmountError, amountMessage, toMinor } from './money.js';
 import { convertMinor, type RateTable } from './rates.js';
 
 /**
@@ -19,7 +20,7 @@ export const MAX_ACTIVE_GOALS = 20;
 /** `expires_at` must lie within this horizon: far enough for any campaign, catches typos like 20255. */
 export const MAX_GOAL_HORIZON_MS = 10 * 365 * 24 * 3600 * 1000;
 
-export type FieldErrors = Record<string, string[]>;
+export type FieldErrors = FieldMessages;
 
 export interface GoalFields {
   title: string;
@@ -40,19 +41,30 @@ export interface GoalInput {
   expiresAt?: unknown;
 }
 
-const add = (errors: FieldErrors, field: string, message: string) => (errors[field] ??= []).push(message);
+const add = (errors: FieldErrors, field: string, message: Message) => addFieldMessage(errors, field, message);
+
+/**
+ * How messages name these fields: the API's field name in English ("The goal_amount field is
+ * required."), a word of the reader's language on pages.
+ */
+const FIELD_LABELS: Record<string, Message> = {
+  title: msg('err.label.title'),
+  start_amount: msg('err.label.start_amount'),
+  goal_amount: msg('err.label.goal_amount'),
+};
+const labelOf = (field: string): string | Message => FIELD_LABELS[field] ?? field;
 
 /** Parses an amount field into minor units, or records why not. */
-export function amountField(errors: FieldErrors, field: string, value: unknown, label = field): number | undefined {
+export function amountField(errors: FieldErrors, field: string, value: unknown, label: string | Message = labelOf(field)): number | undefined {
   if (typeof value !== 'string' && typeof value !== 'number') {
-    add(errors, field, `The ${label} field must be a number such as 10 or 10.50.`);
+    add(errors, field, msg('err.amount.not_number', { label }));
     return undefined;
   }
   try {
     return toMinor(value);
   } catch (err) {
     if (!(err instanceof AmountError)) throw err;
-    add(errors, field, `The ${label} ${err.message}`);
+    add(errors, field, amountMessage(label, err.problem));
     return undefined;
   }
 }
@@ -84,36 +96,36 @@ export function expiresAtField(errors: FieldErrors, value: unknown, now: number)
   if (typeof value === 'number' && Number.isInteger(value)) ms = value;
   else if (typeof value === 'string') ms = parseDateTime(value);
   if (ms === null) {
-    add(errors, 'expires_at', 'The expires_at field must be a date-time such as 2030-01-31 18:00:00 (UTC) or an ISO 8601 string.');
+    add(errors, 'expires_at', msg('err.goal.expires_at_format'));
     return undefined;
   }
-  if (ms <= now) add(errors, 'expires_at', 'The expires_at field must be a date-time in the future.');
-  else if (ms > now + MAX_GOAL_HORIZON_MS) add(errors, 'expires_at', 'The expires_at field must be within 10 years from now.');
+  if (ms <= now) add(errors, 'expires_at', msg('err.goal.expires_at_past'));
+  else if (ms > now + MAX_GOAL_HORIZON_MS) add(errors, 'expires_at', msg('err.goal.expires_at_far'));
   return ms;
 }
 
 export function titleField(errors: FieldErrors, field: string, value: unknown, max: number): string | undefined {
   if (typeof value !== 'string' || !value.trim()) {
-    add(errors, field, `The ${field} field is required.`);
+    add(errors, field, msg('err.field.required', { field: labelOf(field) }));
     return undefined;
   }
   const title = value.trim();
   // Code points, as AJV's maxLength and Laravel's mb_strlen count them.
-  if ([...title].length > max) add(errors, field, `The ${field} field must not be greater than ${max} characters.`);
+  if ([...title].length > max) add(errors, field, msg('err.field.max_chars', { field: labelOf(field), max }));
   return title;
 }
 
 export function outputCurrencyField(errors: FieldErrors, value: unknown, fallback: string): string {
   if (value === undefined || value === null || value === '') return fallback;
   const code = typeof value === 'string' ? value.trim().toUpperCase() : '';
-  if (!isOutputCurrency(code)) add(errors, 'currency', `The currency must be one of ${OUTPUT_CURRENCIES.join(', ')}.`);
+  if (!isOutputCurrency(code)) add(errors, 'currency', msg('err.currency.one_of', { list: OUTPUT_CURRENCIES.join(', ') }));
   return code;
 }
 
 /** The start/goal relation: a goal must be above where it starts. */
 export function checkGoalAmounts(errors: FieldErrors, startAmount: number, goalAmount: number): void {
-  if (goalAmount <= 0) add(errors, 'goal_amount', 'The goal_amount must be greater than 0.');
-  else if (goalAmount <= startAmount) add(errors, 'goal_amount', 'The goal_amount must be greater than the start_amount.');
+  if (goalAmount <= 0) add(errors, 'goal_amount', msg('err.amount.positive', { label: labelOf('goal_amount') }));
+  else if (goalAmount <= startAmount) add(errors, 'goal_amount', msg('err.goal.amount_not_above_start'));
 }
 
 /** Validates a new goal; throws nothing, returns the fields or the errors. */
@@ -123,7 +135,7 @@ export function validateNewGoal(input: GoalInput, ctx: { defaultCurrency: string
   const currency = outputCurrencyField(errors, input.currency, ctx.defaultCurrency);
   const startAmount = input.startAmount === undefined || input.startAmount === null || input.startAmount === '' ? 0 : amountField(errors, 'start_amount', input.startAmount);
   const goalAmount = input.goalAmount === undefined || input.goalAmount === null || input.goalAmount === ''
-    ? (add(errors, 'goal_amount', 'The goal_amount field is required.'), undefined)
+    ? (add(errors, 'goal_amount', msg('err.field.required', { field: labelOf('goal_amount') })), undefined)
     : amountField(errors, 'goal_amount', input.goalAmount);
   if (startAmount !== undefined && goalAmount !== undefined) checkGoalAmounts(errors, startAmount, goalAmount);
   const expiresAt = expiresAtField(errors, input.expiresAt, ctx.now);

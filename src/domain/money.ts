@@ -1,3 +1,4 @@
+import { msg, type Message } from '../i18n/messages.js';
 import { MINOR_UNIT_DIGITS } from './currency.js';
 
 const SCALE = 10 ** MINOR_UNIT_DIGITS;
@@ -14,6 +15,13 @@ export class AmountError extends Error {
   ) {
     super(message);
   }
+}
+
+/** What to tell about a refused amount; `label` names the field ("The {label} is too large."). */
+export function amountMessage(label: string | Message, problem: AmountProblem): Message {
+  if (problem === 'decimals') return msg('err.amount.decimals', { label });
+  if (problem === 'too_large') return msg('err.amount.too_large', { label });
+  return msg('err.amount.format', { label });
 }
 
 /**

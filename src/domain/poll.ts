@@ -1,3 +1,4 @@
+import { msg, uniqueMessages, type Message } from './errors.js';
 import { toMajor } from './money.js';
 import { convertMinor, type RateTable } from './rates.js';
 
@@ -87,23 +88,23 @@ export function voteTally(donationMinor: number, donationCurrency: string, pollC
  * Checks the option titles of a new poll: at least two, each non-empty and at most 100 characters,
  * no duplicates ignoring case. Returns the cleaned titles and any messages (field `options`).
  */
-export function checkOptionTitles(titles: readonly unknown[]): { titles: string[]; errors: string[] } {
-  const errors: string[] = [];
+export function checkOptionTitles(titles: readonly unknown[]): { titles: string[]; errors: Message[] } {
+  const errors: Message[] = [];
   const cleaned: string[] = [];
   const seen = new Set<string>();
   for (const raw of titles) {
     if (typeof raw !== 'string' || !cleanOptionTitle(raw)) {
-      errors.push('Every option needs a title.');
+      errors.push(msg('err.poll.option_title_required'));
       continue;
     }
     const title = cleanOptionTitle(raw);
-    if ([...title].length > POLL_LIMITS.optionTitle) errors.push(`An option title must not be greater than ${POLL_LIMITS.optionTitle} characters.`);
+    if ([...title].length > POLL_LIMITS.optionTitle) errors.push(msg('err.poll.option_title_too_long', { max: POLL_LIMITS.optionTitle }));
     const key = optionTitleKey(title);
-    if (seen.has(key)) errors.push(`The option "${title}" is listed twice.`);
+    if (seen.has(key)) errors.push(msg('err.poll.option_twice', { title }));
     seen.add(key);
     cleaned.push(title);
   }
-  if (titles.length < POLL_LIMITS.minOptions) errors.push(`A poll needs at least ${POLL_LIMITS.minOptions} options.`);
-  if (titles.length > POLL_LIMITS.maxOptions) errors.push(`A poll may have at most ${POLL_LIMITS.maxOptions} options.`);
-  return { titles: cleaned, errors: [...new Set(errors)] };
+  if (titles.length < POLL_LIMITS.minOptions) errors.push(msg('err.poll.too_few_options', { min: POLL_LIMITS.minOptions }));
+  if (titles.length > POLL_LIMITS.maxOptions) errors.push(msg('err.poll.too_many_options', { max: POLL_LIMITS.maxOptions }));
+  return { titles: cleaned, errors: uniqueMessages(errors) };
 }

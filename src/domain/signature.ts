@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { safeEqual } from '../security/crypto.js';
-import { ValidationError } from './errors.js';
+import { msg, ValidationError } from './errors.js';
 import { sortPhp } from './php-sort.js';
 
 /**
@@ -44,12 +44,12 @@ export function signedValues(params: unknown, exclude: string = 'signature', lim
     while (stack.length) {
       const [value, depth] = stack.pop()!;
       if (value !== null && typeof value === 'object') {
-        if (depth >= limits.depth) throw ValidationError.field(field, `The ${field} field is nested too deeply; at most ${limits.depth} levels are accepted.`);
+        if (depth >= limits.depth) throw ValidationError.field(field, msg('err.signature.too_deep', { field, max: limits.depth }));
         const children = Array.isArray(value) ? value : Object.values(value as Record<string, unknown>);
         for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], depth + 1]);
         continue;
       }
-      if (out.length >= limits.values) throw ValidationError.field(field, `The request carries too many values; at most ${limits.values} are accepted.`);
+      if (out.length >= limits.values) throw ValidationError.field(field, msg('err.signature.too_many', { max: limits.values }));
       out.push(value === null || value === undefined ? '' : typeof value === 'string' ? value : String(value));
     }
   }

@@ -4,7 +4,7 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import qs from 'qs';
 import secureJson from 'secure-json-parse';
-import { DomainError, ValidationError } from '../domain/errors.js';
+import { DomainError, msg, ValidationError, type Message } from '../domain/errors.js';
 
 /**
  * What any parser takes from a request, whatever the encoding (form, multipart, JSON, query
@@ -27,15 +27,15 @@ export const INPUT_LIMITS = {
  */
 export class UnparsableInput extends ValidationError {
   readonly statusCode = 400;
-  constructor(where: 'body' | 'query', message: string) {
+  constructor(where: 'body' | 'query', message: Message) {
     super({ [where]: [message] });
   }
 }
 
 const tooMany = (where: 'body' | 'query') =>
-  new UnparsableInput(where, `The request has more than ${INPUT_LIMITS.parameters} parameters; send fewer.`);
+  new UnparsableInput(where, msg('err.body.too_many_parameters', { max: INPUT_LIMITS.parameters }));
 const tooDeep = (where: 'body' | 'query') =>
-  new UnparsableInput(where, `The request nests values more than ${INPUT_LIMITS.levels} levels deep; send a flatter structure.`);
+  new UnparsableInput(where, msg('err.body.too_deep', { max: INPUT_LIMITS.levels }));
 
 // Bracket notation (`title[en_US]=…`, `scope[0]=…`) and repeated keys (`scope=a&scope=b`) as in
 // INTEROP §1. strictDepth and throwOnLimitExceeded make qs refuse (RangeError) what it would
@@ -56,7 +56,7 @@ export function parseForm(body: string, where: 'body' | 'query' = 'body'): Recor
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
     throw /depth/i.test(err.message) ? tooDeep(where) : err.message.includes('Array limit')
-      ? new UnparsableInput(where, `An array has more than ${INPUT_LIMITS.arrayItems} items; send fewer.`)
+      ? new UnparsableInput(where, msg('err.body.too_many_items', { max: INPUT_LIMITS.arrayItems }))
       : tooMany(where);
   }
 }
@@ -97,7 +97,7 @@ export function parseJson(text: string): unknown {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
     if (!(err instanceof SyntaxError)) throw err;
-    throw new UnparsableInput('body', /prototype property/.test(err.message) ? 'The request body may not contain a __proto__ or constructor.prototype key.' : 'The request body is not valid JSON.');
+    throw new UnparsableInput('body', /prototype property/.test(err.message) ? msg('err.body.prototype') : msg('err.body.json'));
   }
 }
 
@@ -126,10 +126,10 @@ export function parseQueryString(text: string): Record<string, unknown> {
   return querystring.parse(text, '&', '=', { maxKeys: 0 });
 }
 
-const MULTIPART_LIMIT_CODES: Record<string, string> = {
-  FST_FIELDS_LIMIT: `The request has more than ${INPUT_LIMITS.parameters} parameters; send fewer.`,
-  FST_PARTS_LIMIT: `The request has more than ${INPUT_LIMITS.parameters} parts; send fewer.`,
-  FST_FILES_LIMIT: 'The request has too many files; send at most one per file field.',
+const MULTIPART_LIMIT_CODES: Record<string, Message> = {
+  FST_FIELDS_LIMIT: msg('err.body.too_many_parameters', { max: INPUT_LIMITS.parameters }),
+  FST_PARTS_LIMIT: msg('err.body.too_many_parts', { max: INPUT_LIMITS.parameters }),
+  FST_FILES_LIMIT: msg('err.body.too_many_files'),
 };
 
 /**
@@ -160,7 +160,7 @@ async function readMultipartFields(request: FastifyRequest): Promise<void> {
     const { code, statusCode } = err as { code?: string; statusCode?: number };
     if (code && MULTIPART_LIMIT_CODES[code]) throw new UnparsableInput('body', MULTIPART_LIMIT_CODES[code]);
     if (statusCode) throw err;
-    throw new UnparsableInput('body', `The multipart body could not be read (${(err as Error).message}); send multipart/form-data with its boundary, complete.`);
+    throw new UnparsableInput('body', msg('err.body.multipart', { reason: (err as Error).message }));
   }
   request.body = parseForm(pairs.toString());
   if (uploads) request.uploadedFiles = files;
@@ -170,7 +170,7 @@ async function readMultipartFields(request: FastifyRequest): Promise<void> {
 export class UploadTooLarge extends DomainError {
   readonly status = 413;
   constructor(readonly field: string, readonly maxBytes: number) {
-    super(`The file in ${field} is larger than ${maxBytes} bytes (${(maxBytes / 1024 / 1024).toFixed(1)} MB); choose a smaller file.`);
+    super(msg('err.upload.too_large', { field, bytes: maxBytes, mb: (maxBytes / 1024 / 1024).toFixed(1) }));
   }
 }
 
@@ -219,7 +219,7 @@ export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
   });
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, async (_req: FastifyRequest, body: string) => {
-    if (body.trim() === '') throw new UnparsableInput('body', 'The request body is empty; send a JSON object.');
+    if (body.trim() === '') throw new UnparsableInput('body', msg('err.body.empty'));
     return parseJson(body);
   });
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, async (_req: FastifyRequest, body: string) => parseByContent(body));

@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DatabaseUnavailableError } from '../db/unavailable.js';
-import { DomainError, InsufficientScopeError, UnauthenticatedError, ValidationError } from '../domain/errors.js';
-import { validationErrors } from './validation-messages.js';
+import { DomainError, InsufficientScopeError, UnauthenticatedError, ValidationError, type Message } from '../domain/errors.js';
+import { englishText } from '../i18n/messages.js';
+import { validationMessages } from './validation-messages.js';
 
 export function sendJsonError(reply: FastifyReply, status: number, body: Record<string, unknown>): FastifyReply {
   return reply.status(status).type('application/json').send(body);
@@ -22,12 +23,22 @@ export const htmlUnlessJsonAsked: ErrorFormat = (request) => {
 /** Where callers are both (widgets, unknown paths): a browser navigating asks for text/html. */
 export const jsonUnlessHtmlAsked: ErrorFormat = (request) => ((request.headers.accept ?? '').includes('text/html') ? 'html' : 'json');
 
-/** Renders an HTML error page (in the request's language: the page knows how to find it). */
-export type HtmlErrorPage = (status: number, message: string, request: FastifyRequest) => string;
+/**
+ * Renders an HTML error page (in the request's language: the page knows how to find it).
+ * `detail`: the message code behind `message` (its English text), when a service said it, so the
+ * page can say it in its own language.
+ */
+export type HtmlErrorPage = (status: number, message: string, request: FastifyRequest, detail?: Message) => string;
+
+interface Described {
+  status: number;
+  body: Record<string, unknown>;
+  detail?: Message;
+}
 
 /** Maps any error to a status and the INTEROP.md §1 body; 5xx details are logged, never sent. */
-function describe(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): { status: number; body: Record<string, unknown> } {
-  if (error instanceof ValidationError) return { status: 400, body: { message: error.message, errors: error.errors } };
+function describe(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): Described {
+  if (error instanceof ValidationError) return { status: 400, body: { message: error.message, errors: error.errors }, detail: error.detail };
   if (error instanceof UnauthenticatedError) {
     const params = error.bearerError ? ` error="${error.bearerError}"` : '';
     reply.header('WWW-Authenticate', `Bearer realm="api"${params ? ',' + params : ''}`);
@@ -42,10 +53,12 @@ function describe(error: FastifyError | DomainError, request: FastifyRequest, re
     request.log.error({ err: error }, 'database unavailable');
     reply.header('Retry-After', String(error.retryAfter));
   }
-  if (error instanceof DomainError) return { status: error.status, body: { message: error.message } };
+  if (error instanceof DomainError) return { status: error.status, body: { message: error.message }, detail: error.status < 500 ? error.detail : undefined };
   if (error.validation) {
-    const errors = validationErrors(error);
-    return { status: 400, body: { message: Object.values(errors)[0]?.[0] ?? 'The given data was invalid.', errors } };
+    const fields = validationMessages(error);
+    const errors = Object.fromEntries(Object.entries(fields).map(([field, list]) => [field, list.map(englishText)]));
+    const first = Object.values(fields)[0]?.[0];
+    return { status: 400, body: { message: first ? englishText(first) : 'The given data was invalid.', errors }, detail: first };
   }
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
   if (status >= 500) {
@@ -58,9 +71,9 @@ function describe(error: FastifyError | DomainError, request: FastifyRequest, re
   return { status, body: { message: error.message || 'Bad request.' } };
 }
 
-function send(reply: FastifyReply, format: 'json' | 'html', status: number, body: Record<string, unknown>, page: HtmlErrorPage | undefined): FastifyReply {
+function send(reply: FastifyReply, format: 'json' | 'html', status: number, body: Record<string, unknown>, page: HtmlErrorPage | undefined, detail?: Message): FastifyReply {
   if (format === 'json' || !page) return sendJsonError(reply, status, body);
-  return reply.status(status).type('text/html; charset=utf-8').send(page(status, String(body.message), reply.request));
+  return reply.status(status).type('text/html; charset=utf-8').send(page(status, String(body.message), reply.request, detail));
 }
 
 /**
@@ -69,8 +82,8 @@ function send(reply: FastifyReply, format: 'json' | 'html', status: number, body
  */
 export function errorHandler(format: ErrorFormat, page?: HtmlErrorPage) {
   return (error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const { status, body } = describe(error, request, reply);
-    return send(reply, format(request), status, body, page);
+    const { status, body, detail } = describe(error, request, reply);
+    return send(reply, format(request), status, body, page, detail);
   };
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyError } from 'fastify';
+import { englishText, msg, type Message } from '../i18n/messages.js';
 
 type AjvIssue = NonNullable<FastifyError['validation']>[number];
 
@@ -9,49 +10,51 @@ function fieldOf(issue: AjvIssue): string {
   return path || (issue as { schemaPath?: string }).schemaPath?.split('/')[2] || 'body';
 }
 
-/** Laravel-style wording, which the clients of the real service show to their users. */
-function messageOf(field: string, issue: AjvIssue): string {
+/** Laravel-style wording (the English of each code), which the clients of the real service show to their users. */
+function messageOf(field: string, issue: AjvIssue): Message {
   const p = issue.params as Record<string, unknown>;
+  const limit = Number(p.limit);
   switch (issue.keyword) {
     case 'required':
-      return `The ${field} field is required.`;
+      return msg('err.field.required', { field });
     case 'maxLength':
-      return `The ${field} field must not be greater than ${p.limit} characters.`;
+      return msg('err.field.max_chars', { field, max: limit });
     case 'minLength':
-      return Number(p.limit) <= 1 ? `The ${field} field is required.` : `The ${field} field must be at least ${p.limit} characters.`;
+      return limit <= 1 ? msg('err.field.required', { field }) : msg('err.field.min_chars', { field, min: limit });
     case 'type':
-      return `The ${field} field must be ${p.type === 'integer' ? 'an integer' : p.type === 'array' ? 'an array' : `a ${p.type}`}.`;
+      return msg('err.field.type', { field, type: String(p.type) });
     case 'enum':
     case 'const':
     case 'anyOf':
     case 'oneOf':
-      return `The selected ${field} is invalid.`;
+      return msg('err.field.selected_invalid', { field });
     case 'minimum':
     case 'exclusiveMinimum':
-      return `The ${field} field must be at least ${p.limit}.`;
+      return msg('err.field.min_value', { field, min: String(p.limit) });
     case 'maximum':
     case 'exclusiveMaximum':
-      return `The ${field} field must not be greater than ${p.limit}.`;
+      return msg('err.field.max_value', { field, max: String(p.limit) });
     case 'format':
-      return `The ${field} field must be a valid ${p.format}.`;
+      return msg('err.field.format_named', { field, format: String(p.format) });
     case 'pattern':
-      return `The ${field} field format is invalid.`;
+      return msg('err.field.format', { field });
     case 'maxItems':
-      return `The ${field} field must not have more than ${p.limit} items.`;
+      return msg('err.field.max_items', { field, max: limit });
     case 'additionalProperties':
-      return `The ${field} field has an unknown key "${p.additionalProperty}".`;
+      return msg('err.field.unknown_key', { field, key: String(p.additionalProperty) });
     default:
-      return `The ${field} field is invalid.`;
+      return msg('err.field.invalid', { field });
   }
 }
 
-export function validationErrors(error: FastifyError): Record<string, string[]> {
-  const errors: Record<string, string[]> = {};
+/** Each field's messages, as codes (pages render them in their language). */
+export function validationMessages(error: FastifyError): Record<string, Message[]> {
+  const fields: Record<string, Message[]> = {};
   for (const issue of error.validation ?? []) {
     const field = fieldOf(issue);
-    const list = (errors[field] ??= []);
+    const list = (fields[field] ??= []);
     const message = messageOf(field, issue);
-    if (!list.includes(message)) list.push(message);
+    if (!list.some((m) => englishText(m) === englishText(message))) list.push(message);
   }
-  return errors;
+  return fields;
 }

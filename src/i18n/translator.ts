@@ -103,6 +103,11 @@ export class Translator {
     return key in CATALOGS[DEFAULT_LOCALE];
   }
 
+  /** True when this locale has its own text for the key (not the English fallback). */
+  translates(key: MessageKey): boolean {
+    return this.locale === DEFAULT_LOCALE || CATALOGS[this.locale][key] !== undefined;
+  }
+
   /** Minor units with the currency's symbol and the locale's separators: `1 234,50 ₽`, `$1,234.50`. */
   money(minor: number, currency: string): string {
     return this.moneyMajor(minor / 100, currency);

@@ -65,4 +65,4 @@ export function registerPageLanguage(app: FastifyInstance): void {
 }
 
 /** The HTML error page of every surface's error handler, in the request's language. */
-export const localizedErrorPage: HtmlErrorPage = (status, message, request) => serverErrorPage(status, message, pageTranslator(request));
+export const localizedErrorPage: HtmlErrorPage = (status, message, request, detail) => serverErrorPage(status, message, pageTranslator(request), detail);

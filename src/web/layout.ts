@@ -1,5 +1,6 @@
 import { english, type MessageKey, type Translator } from '../i18n/translator.js';
 import { LOCALES, nativeName, bcp47 } from '../i18n/locales.js';
+import { renderMessage, type Message } from '../i18n/messages.js';
 import { html, jsonForScript, type Html } from './html.js';
 
 export interface LayoutUser {
@@ -142,11 +143,12 @@ const STATUS_TEXT: Record<number, MessageKey> = {
 };
 
 /**
- * An error page for what the server's error handler caught. Its message comes from a service, in
- * English (the API's language); another language gets the status explained in its own words,
- * with the English details below, marked as English.
+ * An error page for what the server's error handler caught. A service's message (`detail`, a
+ * catalog code) is said in the page's language; another message (English, the API's language)
+ * comes after the status explained in the page's own words, marked as English.
  */
-export function serverErrorPage(status: number, message: string, t: Translator = english()): string {
+export function serverErrorPage(status: number, message: string, t: Translator = english(), detail?: Message): string {
+  if (detail && t.translates(detail.code)) return errorPage(status, renderMessage(t, detail), t);
   if (t.locale === 'en_US') return errorPage(status, message, t);
   const key = status >= 500 ? 'error.500' : STATUS_TEXT[status];
   if (!key) return errorPage(status, message, t);

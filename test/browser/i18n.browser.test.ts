@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import en_US, { type MessageKey } from '../../src/i18n/catalogs/en_US.js';
-import ru_RU from '../../src/i18n/catalogs/ru_RU.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { createGoal } from '../../src/modules/goals/goals.service.js';
 import { createPoll } from '../../src/modules/polls/polls.service.js';
 import { widgetTokenFor } from '../../src/modules/widgets/widget-tokens.service.js';
 import { buildTestApp, listen, makeUser, type TestApp } from '../helper.js';
+import { englishFragments, escapeRegExp, SHARED, visibleText } from './catalog-text.js';
 import { chromiumMissing, launchChromium, screenshot, watchProblems } from './chromium.js';
 
 /**
@@ -55,46 +54,6 @@ async function logIn(page: Page, email: string): Promise<void> {
   await page.fill('input[name="password"]', PASSWORD);
   await Promise.all([page.waitForURL(`${base}/dashboard`), page.click('main button[type="submit"]')]);
 }
-
-/**
- * English text a Russian page must not show: every literal run of the English catalog (the text
- * between ICU arguments and tags) of three or more letters that the Russian catalog does not
- * share, matched as whole words, case-sensitively.
- */
-function englishFragments(): string[] {
-  const fragments = new Set<string>();
-  for (const key of Object.keys(en_US) as MessageKey[]) {
-    const english = en_US[key];
-    if (english === ru_RU[key]) continue;
-    const literal = english
-      .replace(/\{[^{}]*\{[^{}]*\}[^{}]*\}/g, '\u0000') // plural/select with one level of nesting
-      .replace(/\{[^{}]*\}/g, '\u0000')
-      .replace(/<\/?\w+>/g, '\u0000');
-    for (const part of literal.split('\u0000')) {
-      const text = part.trim().replace(/^[^\p{L}]+|[^\p{L}]+$/gu, '');
-      // Names and acronyms read the same in every language (OpenAlerts, OAuth, API, OBS, UTC).
-      if (/\p{L}{3,}/u.test(text) && !/^(OpenAlerts|OAuth|[A-Z]+)$/.test(text)) fragments.add(text);
-    }
-  }
-  return [...fragments];
-}
-
-/** What a reader sees or hears: the text, and the attributes that carry words. */
-const visibleText = (page: Page) =>
-  page.evaluate(() => {
-    const parts = [document.title, document.body.innerText];
-    document.querySelectorAll('[placeholder],[aria-label],[title],[data-confirm],[data-label],[alt]').forEach((el) => {
-      for (const a of ['placeholder', 'aria-label', 'title', 'data-confirm', 'data-label', 'alt']) {
-        const v = el.getAttribute(a);
-        if (v) parts.push(v);
-      }
-    });
-    return parts.join('\n');
-  });
-
-const SHARED = (Object.keys(en_US) as MessageKey[]).filter((k) => en_US[k] === ru_RU[k] && !/[{<]/.test(en_US[k])).map((k) => en_US[k]);
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('languages in Chromium', { skip }, () => {
   test('the dashboard (and admin pages) of a ru_RU administrator show no English catalog text', { timeout: 120_000 }, async () => {

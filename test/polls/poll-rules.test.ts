@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { englishText, type Message } from '../../src/domain/errors.js';
 import { checkOptionTitles, cleanOptionTitle, optionTitleKey, sharePercent, standings, voteTally, type OptionTally } from '../../src/domain/poll.js';
 
 const opts = (...rows: [votes: number, sum: number][]): OptionTally[] => rows.map(([votes, sum], i) => ({ id: i + 1, title: `Option ${i + 1}`, votes, sum }));
+
+/** The English texts, as the API answers them. */
+const english = (messages: Message[]) => messages.map(englishText);
 
 test('count polls: amount_value is the number of votes; percentages are shares of all votes', () => {
   assert.deepEqual(standings('count', opts([3, 100], [1, 9900], [0, 0])), [
@@ -63,10 +67,10 @@ test('option titles dedupe ignoring case and whitespace runs; checks at creation
   assert.notEqual(optionTitleKey('Doom'), optionTitleKey('Doom 2'));
 
   assert.deepEqual(checkOptionTitles([' Doom ', 'Quake']), { titles: ['Doom', 'Quake'], errors: [] });
-  assert.deepEqual(checkOptionTitles(['Doom']).errors, ['A poll needs at least 2 options.']);
-  assert.deepEqual(checkOptionTitles(['Doom', 'DOOM']).errors, ['The option "DOOM" is listed twice.']);
-  assert.deepEqual(checkOptionTitles(['Doom', '  ']).errors, ['Every option needs a title.']);
-  assert.deepEqual(checkOptionTitles(['Doom', 'x'.repeat(101)]).errors, ['An option title must not be greater than 100 characters.']);
+  assert.deepEqual(english(checkOptionTitles(['Doom']).errors), ['A poll needs at least 2 options.']);
+  assert.deepEqual(english(checkOptionTitles(['Doom', 'DOOM']).errors), ['The option "DOOM" is listed twice.']);
+  assert.deepEqual(english(checkOptionTitles(['Doom', '  ']).errors), ['Every option needs a title.']);
+  assert.deepEqual(english(checkOptionTitles(['Doom', 'x'.repeat(101)]).errors), ['An option title must not be greater than 100 characters.']);
   assert.deepEqual(checkOptionTitles(['Doom', 'x'.repeat(100)]).errors, []);
-  assert.deepEqual(checkOptionTitles(Array.from({ length: 51 }, (_, i) => `O${i}`)).errors, ['A poll may have at most 50 options.']);
+  assert.deepEqual(english(checkOptionTitles(Array.from({ length: 51 }, (_, i) => `O${i}`)).errors), ['A poll may have at most 50 options.']);
 });

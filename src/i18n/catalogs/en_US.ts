@@ -1,3 +1,5 @@
+import en_US_errors from './en_US.errors.js';
+
 /**
  * The reference catalog: every key exists here, and every other locale's value is checked
  * against it (same ICU arguments; test/i18n/catalogs.test.ts). ICU MessageFormat syntax:
@@ -379,7 +381,6 @@ const en_US = {
   'polls.notice.started': "Poll “{title}” started.",
   'polls.notice.options_added': "Options added.",
   'polls.notice.closed': "Poll “{title}” closed.",
-  'polls.error.no_options': "Type at least one option.",
   'profile.title': "Profile",
   'profile.code': "code",
   'profile.name': "Name",
@@ -628,6 +629,9 @@ const en_US = {
   'payments.signed.rotate': "New secret",
   'payments.signed.rotate_confirm': "Make a new secret? Requests signed with the old one are refused from now on.",
   'payments.signed.rotated': "New signing secret made. Update it wherever you send signed donations from.",
+
+  // What services say when they refuse something (`err.*`)
+  ...en_US_errors,
 } as const;
 
 export type MessageKey = keyof typeof en_US;

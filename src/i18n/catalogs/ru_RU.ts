@@ -1,4 +1,5 @@
 import type { MessageKey } from './en_US.js';
+import ru_RU_errors from './ru_RU.errors.js';
 
 /** Complete: the type makes a missing key a compile error. Plurals: one / few / many / other. */
 const ru_RU: Record<MessageKey, string> = {
@@ -363,7 +364,6 @@ const ru_RU: Record<MessageKey, string> = {
   'polls.notice.started': "Опрос «{title}» запущен.",
   'polls.notice.options_added': "Варианты добавлены.",
   'polls.notice.closed': "Опрос «{title}» завершён.",
-  'polls.error.no_options': "Впишите хотя бы один вариант.",
   'profile.title': "Профиль",
   'profile.code': "код",
   'profile.name': "Имя",
@@ -611,6 +611,8 @@ const ru_RU: Record<MessageKey, string> = {
   'payments.signed.rotate': "Новый секрет",
   'payments.signed.rotate_confirm': "Создать новый секрет? Запросы, подписанные старым, с этого момента отклоняются.",
   'payments.signed.rotated': "Создан новый секрет для подписи. Обновите его везде, откуда вы отправляете подписанные донаты.",
+
+  ...ru_RU_errors,
 };
 
 export default ru_RU;

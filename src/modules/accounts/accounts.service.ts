@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { isLocale, isOutputCurrency, LOCALES, OUTPUT_CURRENCIES } from '../../domain/currency.js';
-import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { addFieldMessage, msg, NotFoundError, ValidationError, type FieldMessages, type Message } from '../../domain/errors.js';
 import { hashPassword, randomToken, sha256Hex, verifyPassword } from '../../security/crypto.js';
 import { insertDefaultVariations } from '../widgets/variations.service.js';
 import * as repo from './accounts.repository.js';
@@ -34,15 +34,15 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function passwordProblem(password: string, email?: string, name?: string): string | null {
-  if (password.length < 8) return 'The password must be at least 8 characters.';
-  if (password.length > 200) return 'The password must not be greater than 200 characters.';
+export function passwordProblem(password: string, email?: string, name?: string): Message | null {
+  if (password.length < 8) return msg('err.password.too_short', { min: 8 });
+  if (password.length > 200) return msg('err.password.too_long', { max: 200 });
   if (new Set(password).size < 4 || COMMON_PASSWORDS.has(password.toLowerCase())) {
-    return 'This password is too easy to guess; choose a longer, less common one.';
+    return msg('err.password.guessable');
   }
   const lower = password.toLowerCase();
   if ((email && lower === normalizeEmail(email)) || (name && lower === name.toLowerCase())) {
-    return 'The password must not be the same as your e-mail or name.';
+    return msg('err.password.same_as_login');
   }
   return null;
 }
@@ -65,21 +65,21 @@ export function generatePromocode(): string {
   return code;
 }
 
-function validateNewAccount(input: NewAccount): Record<string, string[]> {
-  const errors: Record<string, string[]> = {};
-  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+function validateNewAccount(input: NewAccount): FieldMessages {
+  const errors: FieldMessages = {};
+  const add = (field: string, message: Message) => addFieldMessage(errors, field, message);
   const email = normalizeEmail(input.email ?? '');
-  if (!email) add('email', 'The email field is required.');
-  else if (email.length > 254 || !EMAIL.test(email)) add('email', 'The email must be a valid email address.');
+  if (!email) add('email', msg('err.field.required', { field: 'email' }));
+  else if (email.length > 254 || !EMAIL.test(email)) add('email', msg('err.account.email_invalid'));
   const name = (input.name ?? '').trim();
-  if (!name) add('name', 'The name field is required.');
-  else if (!NAME.test(name)) add('name', 'The name must be 2–32 letters, digits, spaces, dots, dashes or underscores.');
+  if (!name) add('name', msg('err.field.required', { field: 'name' }));
+  else if (!NAME.test(name)) add('name', msg('err.account.name_rule'));
   const problem = passwordProblem(input.password ?? '', email, name);
   if (problem) add('password', problem);
   if (input.currency !== undefined && !isOutputCurrency(input.currency)) {
-    add('currency', `The currency must be one of ${OUTPUT_CURRENCIES.join(', ')}.`);
+    add('currency', msg('err.currency.one_of', { list: OUTPUT_CURRENCIES.join(', ') }));
   }
-  if (input.language !== undefined && !isLocale(input.language)) add('language', `The language must be one of ${LOCALES.join(', ')}.`);
+  if (input.language !== undefined && !isLocale(input.language)) add('language', msg('err.field.one_of', { label: 'language', list: LOCALES.join(', ') }));
   return errors;
 }
 
@@ -94,14 +94,14 @@ export async function createAccount(db: Kysely<DB>, input: NewAccount): Promise<
   const email = normalizeEmail(input.email);
   const name = input.name.trim();
   const nameKey = name.toLowerCase();
-  if (await repo.findUserByEmail(db, email)) throw ValidationError.field('email', 'The email has already been taken.');
+  if (await repo.findUserByEmail(db, email)) throw ValidationError.field('email', msg('err.field.taken', { field: 'email' }));
 
   const baseCode = codeFromName(name);
   const passwordHash = await hashPassword(input.password);
   for (let attempt = 0; attempt < 20; attempt++) {
     const code = attempt === 0 ? baseCode : `${baseCode.slice(0, 28)}_${randomInt(1000, 9999)}`;
     const taken = await repo.codeOrNameTaken(db, code, nameKey);
-    if (taken.name) throw ValidationError.field('name', 'The name has already been taken.');
+    if (taken.name) throw ValidationError.field('name', msg('err.field.taken', { field: 'name' }));
     if (taken.code) continue;
     const now = Date.now();
     try {
@@ -127,13 +127,13 @@ export async function createAccount(db: Kysely<DB>, input: NewAccount): Promise<
         return user;
       });
     } catch (err) {
-      if (isUniqueViolation(err, 'email')) throw ValidationError.field('email', 'The email has already been taken.');
-      if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', 'The name has already been taken.');
+      if (isUniqueViolation(err, 'email')) throw ValidationError.field('email', msg('err.field.taken', { field: 'email' }));
+      if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', msg('err.field.taken', { field: 'name' }));
       if (isUniqueViolation(err)) continue; // code or promocode collided with a concurrent sign-up: retry
       throw err;
     }
   }
-  throw ValidationError.field('name', 'Could not find a free user code for this name; choose another name.');
+  throw ValidationError.field('name', msg('err.account.no_free_code'));
 }
 
 /** Null when the e-mail is unknown, the password wrong or the account disabled (one message for all). */
@@ -192,7 +192,7 @@ export async function findUserByRef(db: Kysely<DB>, ref: string | number): Promi
     : text.includes('@')
       ? await repo.findUserByEmail(db, text)
       : await repo.findUserByCode(db, text);
-  if (!user) throw new NotFoundError(`No user "${text}"; give a user id, e-mail or code.`);
+  if (!user) throw new NotFoundError(msg('err.account.no_user', { ref: text }));
   return user;
 }
 

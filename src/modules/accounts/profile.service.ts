@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { isLocale, isOutputCurrency, LOCALES, OUTPUT_CURRENCIES } from '../../domain/currency.js';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { addFieldMessage, ForbiddenError, msg, NotFoundError, ValidationError, type FieldMessages, type Message } from '../../domain/errors.js';
 import { hashPassword, sha256Hex, verifyPassword } from '../../security/crypto.js';
 import type { Revocations } from '../../security/revocations.js';
 import * as repo from './accounts.repository.js';
@@ -34,14 +34,14 @@ export const AVATAR_MAX = 255;
 // The sign-up rule (accounts.service): 2–32 letters, digits, spaces, dots, dashes, underscores.
 const NAME = /^[\p{L}\p{N}][\p{L}\p{N} _.-]{0,30}[\p{L}\p{N}_]$/u;
 
-type Errors = Record<string, string[]>;
-const add = (errors: Errors, f: string, message: string) => (errors[f] ??= []).push(message);
+type Errors = FieldMessages;
+const add = (errors: Errors, f: string, message: Message) => addFieldMessage(errors, f, message);
 const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
 
 function avatarField(errors: Errors, value: unknown): string | null {
   const avatar = text(value);
   if (!avatar) return null;
-  if (avatar.length > AVATAR_MAX) add(errors, 'avatar', `The avatar must not be greater than ${AVATAR_MAX} characters.`);
+  if (avatar.length > AVATAR_MAX) add(errors, 'avatar', msg('err.field.max_chars_short', { label: 'avatar', max: AVATAR_MAX }));
   else {
     let url: URL | null = null;
     try {
@@ -49,7 +49,7 @@ function avatarField(errors: Errors, value: unknown): string | null {
     } catch {
       // reported below
     }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) add(errors, 'avatar', 'The avatar must be an http:// or https:// URL.');
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) add(errors, 'avatar', msg('err.account.avatar_url'));
   }
   return avatar;
 }
@@ -62,24 +62,24 @@ function avatarField(errors: Errors, value: unknown): string | null {
 export async function updateProfile(db: Kysely<DB>, userId: number, input: ProfileInput): Promise<UserRow> {
   const errors: Errors = {};
   const name = text(input.name);
-  if (!name) add(errors, 'name', 'The name field is required.');
-  else if (!NAME.test(name)) add(errors, 'name', 'The name must be 2–32 letters, digits, spaces, dots, dashes or underscores.');
+  if (!name) add(errors, 'name', msg('err.field.required', { field: 'name' }));
+  else if (!NAME.test(name)) add(errors, 'name', msg('err.account.name_rule'));
   const avatar = avatarField(errors, input.avatar);
   const language = text(input.language);
-  if (!isLocale(language)) add(errors, 'language', `The language must be one of ${LOCALES.join(', ')}.`);
+  if (!isLocale(language)) add(errors, 'language', msg('err.field.one_of', { label: 'language', list: LOCALES.join(', ') }));
   const currency = text(input.currency).toUpperCase();
-  if (!isOutputCurrency(currency)) add(errors, 'currency', `The currency must be one of ${OUTPUT_CURRENCIES.join(', ')}.`);
+  if (!isOutputCurrency(currency)) add(errors, 'currency', msg('err.currency.one_of', { list: OUTPUT_CURRENCIES.join(', ') }));
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const nameKey = name.toLowerCase();
-  if (await repo.nameKeyTaken(db, nameKey, userId)) throw ValidationError.field('name', 'The name has already been taken.');
+  if (await repo.nameKeyTaken(db, nameKey, userId)) throw ValidationError.field('name', msg('err.field.taken', { field: 'name' }));
   try {
     const row = await repo.updateUser(db, userId, { name, name_key: nameKey, avatar, language, currency });
-    if (!row) throw new NotFoundError('This account does not exist.');
+    if (!row) throw new NotFoundError(msg('err.account.not_found'));
     return row;
   } catch (err) {
     // A concurrent rename to the same name: the unique index decides.
-    if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', 'The name has already been taken.');
+    if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', msg('err.field.taken', { field: 'name' }));
     throw err;
   }
 }
@@ -90,16 +90,16 @@ export async function updateProfile(db: Kysely<DB>, userId: number, input: Profi
  */
 export async function changePassword(db: Kysely<DB>, userId: number, input: PasswordChange, keepSessionToken?: string): Promise<void> {
   const user = await repo.findUserById(db, userId);
-  if (!user) throw new NotFoundError('This account does not exist.');
+  if (!user) throw new NotFoundError(msg('err.account.not_found'));
   const current = typeof input.currentPassword === 'string' ? input.currentPassword : '';
   const next = typeof input.newPassword === 'string' ? input.newPassword : '';
   const errors: Errors = {};
-  if (!current) add(errors, 'current_password', 'Enter your current password.');
-  else if (!(await verifyPassword(current, user.password_hash))) add(errors, 'current_password', 'The current password is incorrect.');
+  if (!current) add(errors, 'current_password', msg('err.password.current_required'));
+  else if (!(await verifyPassword(current, user.password_hash))) add(errors, 'current_password', msg('err.password.current_wrong'));
   const problem = passwordProblem(next, user.email, user.name);
   if (problem) add(errors, 'password', problem);
-  else if (next === current) add(errors, 'password', 'The new password must be different from the current one.');
-  if (input.confirmation !== undefined && input.confirmation !== next) add(errors, 'password_confirmation', 'The two new passwords do not match.');
+  else if (next === current) add(errors, 'password', msg('err.password.unchanged'));
+  if (input.confirmation !== undefined && input.confirmation !== next) add(errors, 'password_confirmation', msg('err.password.mismatch'));
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const hash = await hashPassword(next);
@@ -116,10 +116,10 @@ export async function changePassword(db: Kysely<DB>, userId: number, input: Pass
  * included.
  */
 export async function setAccountActive(db: Kysely<DB>, revocations: Revocations, actorId: number, userId: number, active: boolean): Promise<UserRow> {
-  if (actorId === userId && !active) throw new ForbiddenError('You cannot deactivate your own account.');
+  if (actorId === userId && !active) throw new ForbiddenError(msg('err.account.self_deactivate'));
   const row = await db.transaction().execute(async (tx) => {
     const updated = await repo.updateUser(tx, userId, { is_active: active ? 1 : 0 });
-    if (!updated) throw new NotFoundError('No such user.');
+    if (!updated) throw new NotFoundError(msg('err.account.no_such_user'));
     if (!active) await repo.deleteSessionsOfUser(tx, userId);
     return updated;
   });

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { msg, NotFoundError, ValidationError, type FieldMessages, type Message } from '../../domain/errors.js';
 import { decryptSecret, encryptSecret, randomToken } from '../../security/crypto.js';
 import type { Revocations } from '../../security/revocations.js';
 import * as repo from './apps.repository.js';
@@ -27,29 +27,29 @@ const MAX_REDIRECT_URIS = 10;
  * RFC 6749 §3.1.2: absolute, no fragment. RFC 9700 §2.1 (exact matching) is enforced at
  * authorization time; here we refuse what can never be safe to redirect to.
  */
-export function redirectUriProblem(uri: string): string | null {
+export function redirectUriProblem(uri: string): Message | null {
   let parsed: URL;
   try {
     parsed = new URL(uri);
   } catch {
-    return `"${uri}" is not an absolute URL.`;
+    return msg('err.app.uri_not_absolute', { uri });
   }
-  if (parsed.hash || uri.includes('#')) return `"${uri}" must not contain a fragment (#).`;
-  if (['javascript:', 'data:', 'vbscript:', 'file:'].includes(parsed.protocol)) return `"${uri}" uses a forbidden scheme.`;
-  if (uri.length > 2000) return 'A redirect URI must not be greater than 2000 characters.';
+  if (parsed.hash || uri.includes('#')) return msg('err.app.uri_fragment', { uri });
+  if (['javascript:', 'data:', 'vbscript:', 'file:'].includes(parsed.protocol)) return msg('err.app.uri_scheme', { uri });
+  if (uri.length > 2000) return msg('err.app.uri_too_long', { max: 2000 });
   return null;
 }
 
-function validate(name: string, redirectUris: string[]): Record<string, string[]> {
-  const errors: Record<string, string[]> = {};
+function validate(name: string, redirectUris: string[]): FieldMessages {
+  const errors: FieldMessages = {};
   const trimmed = name.trim();
-  if (!trimmed) errors.name = ['The name field is required.'];
-  else if (trimmed.length > 100) errors.name = ['The name must not be greater than 100 characters.'];
+  if (!trimmed) errors.name = [msg('err.field.required', { field: 'name' })];
+  else if (trimmed.length > 100) errors.name = [msg('err.field.max_chars_short', { label: 'name', max: 100 })];
   const uris = redirectUris.map((u) => u.trim()).filter(Boolean);
-  if (uris.length === 0) errors.redirect_uris = ['At least one redirect URI is required.'];
-  else if (uris.length > MAX_REDIRECT_URIS) errors.redirect_uris = [`At most ${MAX_REDIRECT_URIS} redirect URIs are allowed.`];
+  if (uris.length === 0) errors.redirect_uris = [msg('err.app.uri_required')];
+  else if (uris.length > MAX_REDIRECT_URIS) errors.redirect_uris = [msg('err.app.too_many_uris', { max: MAX_REDIRECT_URIS })];
   else {
-    const problems = uris.map(redirectUriProblem).filter((p): p is string => p !== null);
+    const problems = uris.map(redirectUriProblem).filter((p): p is Message => p !== null);
     if (problems.length) errors.redirect_uris = problems;
   }
   return errors;
@@ -101,7 +101,7 @@ export async function listOwnApps(db: Kysely<DB>, ownerId: number): Promise<AppV
 
 async function ownedApp(db: Kysely<DB>, ownerId: number, clientId: number): Promise<AppRow> {
   const app = await findApp(db, clientId);
-  if (!app || app.owner_id !== ownerId) throw new NotFoundError('No such application among yours.');
+  if (!app || app.owner_id !== ownerId) throw new NotFoundError(msg('err.app.not_yours'));
   return app;
 }
 
@@ -134,5 +134,5 @@ export function appSecret(key: Buffer, app: AppRow): string {
 }
 
 export async function setMerchandiseAccess(db: Kysely<DB>, clientId: number, granted: boolean): Promise<void> {
-  if (!(await repo.updateApp(db, clientId, { merchandise_access: granted ? 1 : 0 }))) throw new NotFoundError(`No application with client_id ${clientId}.`);
+  if (!(await repo.updateApp(db, clientId, { merchandise_access: granted ? 1 : 0 }))) throw new NotFoundError(msg('err.app.not_found', { id: clientId }));
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { NotFoundError } from '../../domain/errors.js';
+import { msg, NotFoundError } from '../../domain/errors.js';
 import { toMajor } from '../../domain/money.js';
 import { convertMinor } from '../../domain/rates.js';
 import { findStreamer } from '../accounts/accounts.repository.js';
@@ -25,7 +25,7 @@ export interface Balance {
  */
 export async function balanceOf(db: Kysely<DB>, userId: number): Promise<Balance> {
   const user = await findStreamer(db, userId);
-  if (!user) throw new NotFoundError('No such user.');
+  if (!user) throw new NotFoundError(msg('err.account.no_such_user'));
   const sums = await repo.streamerLedgerSums(db, userId);
   let minor = 0;
   const byCurrency: Record<string, number> = {};

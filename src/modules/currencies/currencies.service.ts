@@ -1,19 +1,19 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { isOutputCurrency, OUTPUT_CURRENCIES } from '../../domain/currency.js';
-import { ValidationError } from '../../domain/errors.js';
+import { msg, ValidationError } from '../../domain/errors.js';
 import type { RateTable } from '../../domain/rates.js';
 import { listRates, loadRates, upsertRate, type RateRow } from './currencies.repository.js';
 
 /** Sets how many units of `currency` one US dollar buys. USD itself is fixed at 1. */
 export async function setRate(db: Kysely<DB>, currency: string, perUsd: string | number, asOf?: string): Promise<void> {
   const code = currency.trim().toUpperCase();
-  if (!isOutputCurrency(code)) throw ValidationError.field('currency', `The currency must be one of ${OUTPUT_CURRENCIES.join(', ')}.`);
-  if (code === 'USD') throw ValidationError.field('currency', 'USD is the base currency; its rate is always 1.');
+  if (!isOutputCurrency(code)) throw ValidationError.field('currency', msg('err.currency.one_of', { list: OUTPUT_CURRENCIES.join(', ') }));
+  if (code === 'USD') throw ValidationError.field('currency', msg('err.rate.usd'));
   const rate = typeof perUsd === 'number' ? perUsd : Number(perUsd);
-  if (!Number.isFinite(rate) || rate <= 0 || rate > 1e9) throw ValidationError.field('rate', 'The rate must be a positive number of units per US dollar.');
+  if (!Number.isFinite(rate) || rate <= 0 || rate > 1e9) throw ValidationError.field('rate', msg('err.rate.positive'));
   const date = asOf ?? new Date().toISOString().slice(0, 10);
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(date))) throw ValidationError.field('as_of', 'The date must be YYYY-MM-DD.');
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(date))) throw ValidationError.field('as_of', msg('err.rate.date'));
   await upsertRate(db, code, rate, date);
 }
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
-import { UnauthenticatedError, ValidationError } from '../../domain/errors.js';
+import { msg, UnauthenticatedError, ValidationError, type FieldMessages, type Message } from '../../domain/errors.js';
 import { findStreamer } from '../accounts/accounts.repository.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import { insertCustomAlert } from './custom-alerts.repository.js';
@@ -29,32 +29,41 @@ const HOST_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 /**
  * A URL a browser source can load: absolute http(s), a real host (DNS labels, IPv4 or IPv6), no
  * credentials, and nothing WHATWG parsing would silently repair (whitespace, control characters,
- * backslashes). Null when fine, else the reason.
+ * backslashes). Null when fine, else the reason (urlMessage says it).
  */
-export function httpUrlProblem(value: string): string | null {
-  if (!/^https?:\/\/[^/]/i.test(value) || /[\s\u0000-\u001f\u007f\\]/u.test(value)) return 'must be a valid http or https URL';
+export function httpUrlProblem(value: string): UrlProblem | null {
+  if (!/^https?:\/\/[^/]/i.test(value) || /[\s\u0000-\u001f\u007f\\]/u.test(value)) return 'url';
   let parsed: URL;
   try {
     parsed = new URL(value);
   } catch {
-    return 'must be a valid http or https URL';
+    return 'url';
   }
-  if (parsed.username || parsed.password) return 'must not contain a user name or password';
+  if (parsed.username || parsed.password) return 'credentials';
   const host = parsed.hostname;
   if (host.startsWith('[')) return null; // the parser has validated the IPv6 literal
   const name = host.endsWith('.') ? host.slice(0, -1) : host;
-  if (!name || name.length > 253 || !name.split('.').every((label) => HOST_LABEL.test(label))) return 'must name a valid host';
+  if (!name || name.length > 253 || !name.split('.').every((label) => HOST_LABEL.test(label))) return 'host';
   return null;
+}
+
+export type UrlProblem = 'url' | 'credentials' | 'host';
+
+/** "The {label} must be a valid http or https URL." and the like. */
+export function urlMessage(label: string | Message, problem: UrlProblem): Message {
+  if (problem === 'credentials') return msg('err.url.credentials', { label });
+  if (problem === 'host') return msg('err.url.host', { label });
+  return msg('err.url.invalid', { label });
 }
 
 const given = (value: string | null | undefined): string | null => (value === undefined || value === null || value === '' ? null : value);
 
-function validate(input: NewCustomAlert): Record<string, string[]> {
-  const errors: Record<string, string[]> = {};
+function validate(input: NewCustomAlert): FieldMessages {
+  const errors: FieldMessages = {};
   const checkLength = (field: keyof typeof CUSTOM_ALERT_LIMITS, value: string | null) => {
     // Code points, as the HTTP schema (AJV) and Laravel's mb_strlen count them.
     if (value !== null && [...value].length > CUSTOM_ALERT_LIMITS[field]) {
-      errors[field] = [`The ${field} field must not be greater than ${CUSTOM_ALERT_LIMITS[field]} characters.`];
+      errors[field] = [msg('err.field.max_chars', { field, max: CUSTOM_ALERT_LIMITS[field] })];
     }
   };
   checkLength('external_id', given(input.externalId));
@@ -63,9 +72,9 @@ function validate(input: NewCustomAlert): Record<string, string[]> {
   for (const [field, value] of [['image_url', given(input.imageUrl)], ['sound_url', given(input.soundUrl)]] as const) {
     checkLength(field, value);
     const problem = value === null || errors[field] ? null : httpUrlProblem(value);
-    if (problem) errors[field] = [`The ${field} field ${problem}.`];
+    if (problem) errors[field] = [urlMessage(`${field} field`, problem)];
   }
-  if (input.isShown !== undefined && input.isShown !== 0 && input.isShown !== 1) errors.is_shown = ['The selected is_shown is invalid.'];
+  if (input.isShown !== undefined && input.isShown !== 0 && input.isShown !== 1) errors.is_shown = [msg('err.field.selected_invalid', { field: 'is_shown' })];
   return errors;
 }
 
@@ -105,7 +114,7 @@ export async function createCustomAlert(db: Kysely<DB>, input: NewCustomAlert): 
       return resource;
     });
   } catch (err) {
-    if (isUniqueViolation(err, 'external_id')) throw ValidationError.field('external_id', 'The external_id has already been taken.');
+    if (isUniqueViolation(err, 'external_id')) throw ValidationError.field('external_id', msg('err.field.taken', { field: 'external_id' }));
     throw err;
   }
 }

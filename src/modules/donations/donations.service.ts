@@ -6,8 +6,8 @@ import { GroupCommit, type ItemOutcome } from '../../db/group-commit.js';
 import { DatabaseUnavailableError } from '../../db/unavailable.js';
 import type { DB } from '../../db/schema.js';
 import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
-import { NotFoundError, UnauthenticatedError, ValidationError } from '../../domain/errors.js';
-import { AmountError, toMinor } from '../../domain/money.js';
+import { msg, NotFoundError, UnauthenticatedError, ValidationError, type FieldMessages } from '../../domain/errors.js';
+import { AmountError, amountMessage, toMinor } from '../../domain/money.js';
 import { convertMinor, type RateTable } from '../../domain/rates.js';
 import { findStreamer } from '../accounts/accounts.repository.js';
 import { loadRates } from '../currencies/currencies.repository.js';
@@ -37,20 +37,20 @@ export interface NewDonation {
 export const DONATION_LIMITS = { username: 64, message: 300 } as const;
 export const ANONYMOUS = 'Anonymous';
 
-function validate(input: NewDonation): { amount: number; errors: Record<string, string[]> } {
-  const errors: Record<string, string[]> = {};
+function validate(input: NewDonation): { amount: number; errors: FieldMessages } {
+  const errors: FieldMessages = {};
   let amount = 0;
   try {
     amount = toMinor(input.amount);
-    if (amount <= 0) errors.amount = ['The amount must be greater than 0.'];
+    if (amount <= 0) errors.amount = [msg('err.amount.positive', { label: msg('err.label.amount') })];
   } catch (err) {
     if (!(err instanceof AmountError)) throw err;
-    errors.amount = [`The amount ${err.message}`];
+    errors.amount = [amountMessage(msg('err.label.amount'), err.problem)];
   }
-  if (!isInputCurrency(input.currency)) errors.currency = [`The currency must be one of ${INPUT_CURRENCIES.join(', ')}.`];
-  if ((input.username ?? '').length > DONATION_LIMITS.username) errors.username = [`The username must not be greater than ${DONATION_LIMITS.username} characters.`];
-  if ((input.message ?? '').length > DONATION_LIMITS.message) errors.message = [`The message must not be greater than ${DONATION_LIMITS.message} characters.`];
-  if (input.messageType !== undefined && input.messageType !== 'text' && input.messageType !== 'audio') errors.message_type = ['The message type must be text or audio.'];
+  if (!isInputCurrency(input.currency)) errors.currency = [msg('err.currency.one_of', { list: INPUT_CURRENCIES.join(', ') })];
+  if ((input.username ?? '').length > DONATION_LIMITS.username) errors.username = [msg('err.field.max_chars_short', { label: msg('err.label.username'), max: DONATION_LIMITS.username })];
+  if ((input.message ?? '').length > DONATION_LIMITS.message) errors.message = [msg('err.field.max_chars_short', { label: msg('err.label.message'), max: DONATION_LIMITS.message })];
+  if (input.messageType !== undefined && input.messageType !== 'text' && input.messageType !== 'audio') errors.message_type = [msg('err.donation.message_type')];
   Object.assign(errors, voteInputErrors(input));
   return { amount, errors };
 }
@@ -84,7 +84,7 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
   return db.transaction().execute((tx) => recordDonationIn(tx, input, amount));
 }
 
-const NO_STREAMER = 'This streamer does not exist or no longer accepts donations.';
+const NO_STREAMER = () => msg('err.streamer.no_donations');
 
 /** The donation row as written, before it has an id. */
 function donationRow(input: NewDonation, amount: number, user: { id: number; currency: string }, rates: RateTable, at: number): Omit<DonationRow, 'id'> {
@@ -108,7 +108,7 @@ function donationRow(input: NewDonation, amount: number, user: { id: number; cur
 /** One donation in a transaction, statement by statement: goals, polls, moderation, alert. */
 async function recordDonationIn(tx: Transaction<DB>, input: NewDonation, amount: number): Promise<DonationResource> {
   const user = await findStreamer(tx, input.userId);
-  if (!user || !user.is_active) throw new NotFoundError(NO_STREAMER);
+  if (!user || !user.is_active) throw new NotFoundError(NO_STREAMER());
   const rates = await loadRates(tx);
   const moderation = await moderationSettings(tx, user.id);
   const at = Date.now();
@@ -156,7 +156,7 @@ async function recordDonationBatch(db: Kysely<DB>, jobs: readonly DonationJob[])
   jobs.forEach((job, i) => {
     const found = contexts.get(job.input.userId);
     if (!found || !found.user.is_active) {
-      outcomes[i] = { ok: false, error: new NotFoundError(NO_STREAMER) };
+      outcomes[i] = { ok: false, error: new NotFoundError(NO_STREAMER()) };
       return;
     }
     if (found.hasGoals) {

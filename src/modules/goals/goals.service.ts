@@ -14,7 +14,7 @@ import {
   type FieldErrors,
   type GoalInput,
 } from '../../domain/goal.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { ConflictError, msg, NotFoundError, ValidationError } from '../../domain/errors.js';
 import type { RateTable } from '../../domain/rates.js';
 import { findStreamer } from '../accounts/accounts.repository.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
@@ -54,14 +54,14 @@ async function publish(tx: Kysely<DB>, row: GoalRow, reason: GoalEventReason): P
 
 async function activeStreamer(db: Kysely<DB>, userId: number) {
   const user = await findStreamer(db, userId);
-  if (!user || !user.is_active) throw new NotFoundError('This streamer does not exist.');
+  if (!user || !user.is_active) throw new NotFoundError(msg('err.streamer.not_found'));
   return user;
 }
 
 /** A goal of the given streamer (when one is named), else 404 — never another streamer's goal. */
 async function ownGoal(db: Kysely<DB>, id: number, userId?: number): Promise<GoalRow> {
   const row = await repo.findGoal(db, id);
-  if (!row || (userId !== undefined && row.user_id !== userId)) throw new NotFoundError('This goal does not exist.');
+  if (!row || (userId !== undefined && row.user_id !== userId)) throw new NotFoundError(msg('err.goal.not_found'));
   return row;
 }
 
@@ -90,7 +90,7 @@ export async function createGoal(db: Kysely<DB>, userId: number, input: GoalInpu
     if ('errors' in checked) throw new ValidationError(checked.errors);
     await expireGoalsIn(tx, now, user.id);
     if ((await repo.countActiveGoals(tx, user.id)) >= MAX_ACTIVE_GOALS) {
-      throw new ConflictError(`You already run ${MAX_ACTIVE_GOALS} goals; close one before starting another.`);
+      throw new ConflictError(msg('err.goal.too_many', { max: MAX_ACTIVE_GOALS }));
     }
     const { fields } = checked;
     const row = await repo.insertGoal(tx, {
@@ -143,7 +143,7 @@ export async function updateGoal(db: Kysely<DB>, userId: number, goalId: number,
     await publish(tx, updated, 'updated');
     return updated;
   });
-  if (outcome === 'ended') throw new ConflictError('This goal has ended; start a new one instead.');
+  if (outcome === 'ended') throw new ConflictError(msg('err.goal.ended'));
   return toGoalDetails(outcome);
 }
 

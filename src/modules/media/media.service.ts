@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { ValidationError } from '../../domain/errors.js';
+import { msg, ValidationError, type Message } from '../../domain/errors.js';
 import { isComplete, type Container } from './containers.js';
 import * as repo from './media.repository.js';
 
@@ -59,19 +59,18 @@ function looksLikeSvg(data: Buffer): boolean {
  * for callers that hold a buffer.
  */
 export async function checkMedia(kind: MediaKind, field: string, data: Buffer, maxBytes: number): Promise<{ contentType: string }> {
-  const refuse = (message: string) => ValidationError.field(field, message);
-  if (data.length === 0) throw refuse(`The ${kind} file is empty; choose a ${LISTS[kind]} file.`);
-  if (data.length > maxBytes) throw refuse(`The ${kind} file is larger than ${formatBytes(maxBytes)}; upload a smaller one.`);
+  const refuse = (message: Message) => ValidationError.field(field, message);
+  if (data.length === 0) throw refuse(msg('err.media.empty', { kind, list: LISTS[kind] }));
+  if (data.length > maxBytes) throw refuse(msg('err.media.too_large', { kind, size: formatBytes(maxBytes) }));
   // Loaded on the first upload: a server that never receives one never loads it.
   const { fileTypeFromBuffer } = await import('file-type');
   const type = await fileTypeFromBuffer(data);
   const accepted = type && ACCEPTED[kind][type.mime];
   if (!accepted) {
-    if (kind === 'image' && looksLikeSvg(data)) throw refuse('SVG images are not accepted (they can contain scripts); upload a PNG, JPEG, GIF, WebP or WebM file.');
-    const found = type ? ` (it is ${type.mime})` : '';
-    throw refuse(`The ${kind} must be a ${LISTS[kind]} file${found}; its content decides, not its name.`);
+    if (kind === 'image' && looksLikeSvg(data)) throw refuse(msg('err.media.svg'));
+    throw refuse(type ? msg('err.media.wrong_type_found', { kind, list: LISTS[kind], mime: type.mime }) : msg('err.media.wrong_type', { kind, list: LISTS[kind] }));
   }
-  if (!isComplete(accepted.container, data)) throw refuse(`The ${kind} file is incomplete (a cut-off ${accepted.ext.toUpperCase()}); upload the whole file again.`);
+  if (!isComplete(accepted.container, data)) throw refuse(msg('err.media.incomplete', { kind, ext: accepted.ext.toUpperCase() }));
   return { contentType: accepted.contentType };
 }
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { ForbiddenError, msg, NotFoundError, ValidationError, type FieldMessages } from '../../domain/errors.js';
 import { callerMerchant } from '../merchants/merchant-auth.js';
 import { findMerchantById } from '../merchants/merchants.repository.js';
 import type { MerchantRow } from '../merchants/merchants.table.js';
@@ -10,14 +10,14 @@ import { findMerchandiseById, findMerchandiseByIdentifier, insertMerchandise, up
 import { toMerchandiseResource, type MerchandiseResource } from './merchandise.resource.js';
 import type { MerchandiseRow, MerchandiseUpdate } from './merchandise.table.js';
 
-const TAKEN = () => ValidationError.field('merchandise_identifier', 'The merchandise_identifier has already been taken.');
+const TAKEN = () => ValidationError.field('merchandise_identifier', msg('err.field.taken', { field: 'merchandise_identifier' }));
 
 /** Percentages cannot exceed 100 — checked on the resulting record, since 4.5 may change only the flag. */
 function checkPercentages(row: Pick<MerchandiseRow, 'is_percentage' | 'price_user' | 'price_service'>): void {
   if (!row.is_percentage) return;
-  const errors: Record<string, string[]> = {};
+  const errors: FieldMessages = {};
   for (const field of ['price_user', 'price_service'] as const) {
-    if (row[field] > HUNDRED_PERCENT) errors[field] = [`The ${field} field must not be greater than 100 when is_percentage is 1.`];
+    if (row[field] > HUNDRED_PERCENT) errors[field] = [msg('err.merchandise.percent_over_100', { field })];
   }
   if (Object.keys(errors).length) throw new ValidationError(errors);
 }
@@ -73,9 +73,9 @@ export async function createMerchandise(db: Kysely<DB>, clientId: number, input:
 /** 4.5: partial update by the service's id; may move it to another of the caller's merchants. */
 export async function updateMerchandise(db: Kysely<DB>, clientId: number, id: number, input: MerchandiseInput): Promise<MerchandiseResource> {
   const row = Number.isSafeInteger(id) && id > 0 ? await findMerchandiseById(db, id) : undefined;
-  if (!row) throw new NotFoundError(`No merchandise with id ${id}.`);
+  if (!row) throw new NotFoundError(msg('err.merchandise.not_found', { id }));
   const owner = await findMerchantById(db, row.merchant_id);
-  if (!owner || owner.app_id !== clientId) throw new ForbiddenError('This merchandise belongs to a merchant of another application.');
+  if (!owner || owner.app_id !== clientId) throw new ForbiddenError(msg('err.merchandise.not_yours'));
   const merchant = input.merchantIdentifier !== undefined ? await callerMerchant(db, clientId, input.merchantIdentifier) : owner;
   const changes = changesFrom(input);
   if (merchant.id !== owner.id) changes.merchant_id = merchant.id;

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
-import { ValidationError } from '../../domain/errors.js';
+import { msg, ValidationError } from '../../domain/errors.js';
 import { findUserByPromocode } from '../accounts/accounts.repository.js';
 import { updatePromocode } from './promocodes.repository.js';
 
 /** Promocodes are read aloud on stream and typed by viewers: letters and digits, upper-case. */
 const PROMOCODE = /^[A-Z0-9]{4,16}$/;
-export const PROMOCODE_RULE = 'The promocode must be 4–16 letters (A–Z) or digits.';
+
 
 export function normalizePromocode(promocode: string): string {
   return promocode.trim().toUpperCase();
@@ -16,7 +16,7 @@ export function normalizePromocode(promocode: string): string {
 /** 4.7: the streamer behind an advertising promocode (case-insensitive); unknown → 400. */
 export async function userIdByPromocode(db: Kysely<DB>, promocode: string): Promise<number> {
   const user = await findUserByPromocode(db, promocode);
-  if (!user || !user.is_active) throw ValidationError.field('promocode', 'The selected promocode is invalid.');
+  if (!user || !user.is_active) throw ValidationError.field('promocode', msg('err.field.selected_invalid', { field: 'promocode' }));
   return user.id;
 }
 
@@ -26,13 +26,13 @@ export async function userIdByPromocode(db: Kysely<DB>, promocode: string): Prom
  */
 export async function changePromocode(db: Kysely<DB>, userId: number, promocode: string): Promise<string> {
   const code = normalizePromocode(typeof promocode === 'string' ? promocode : '');
-  if (!PROMOCODE.test(code)) throw ValidationError.field('merchandise_promocode', PROMOCODE_RULE);
+  if (!PROMOCODE.test(code)) throw ValidationError.field('merchandise_promocode', msg('err.promocode.rule'));
   const holder = await findUserByPromocode(db, code);
-  if (holder && holder.id !== userId) throw ValidationError.field('merchandise_promocode', 'This promocode has already been taken.');
+  if (holder && holder.id !== userId) throw ValidationError.field('merchandise_promocode', msg('err.promocode.taken'));
   try {
     await updatePromocode(db, userId, code);
   } catch (err) {
-    if (isUniqueViolation(err)) throw ValidationError.field('merchandise_promocode', 'This promocode has already been taken.');
+    if (isUniqueViolation(err)) throw ValidationError.field('merchandise_promocode', msg('err.promocode.taken'));
     throw err;
   }
   return code;

@@ -4,7 +4,7 @@ import { batchedRead } from '../../db/batched-read.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { DatabaseUnavailableError } from '../../db/unavailable.js';
-import { ForbiddenError, ValidationError } from '../../domain/errors.js';
+import { ForbiddenError, msg, ValidationError } from '../../domain/errors.js';
 import { signedValues, verifySignature } from '../../domain/signature.js';
 import { appSecret, findApp } from '../apps/apps.service.js';
 import type { AppRow } from '../apps/apps.table.js';
@@ -107,19 +107,19 @@ export async function verifySignedRequest(request: FastifyRequest, _reply: Fasti
   const clientId = request.auth!.clientId;
   const { db, database, secrets } = request.server.ctx;
   const app = await currentApp(db, database.waitLimitMs, clientId);
-  if (!app || !app.merchandise_access) throw new ForbiddenError('This application has no Merchandise API access; ask the service operator to grant it.');
+  if (!app || !app.merchandise_access) throw new ForbiddenError(msg('err.merchant.no_access'));
   const signed = request.signedParams ?? { values: [], signature: undefined };
   const signature = signed.signature;
-  if (signature === undefined || signature === null || signature === '') throw ValidationError.field(SIGNATURE, 'The signature field is required.');
-  if (typeof signature !== 'string') throw ValidationError.field(SIGNATURE, 'The signature field must be a string.');
-  if (!verifySignature(signed.values, secretOf(secrets.encryptionKey, app), signature)) throw new ForbiddenError('Invalid signature.');
+  if (signature === undefined || signature === null || signature === '') throw ValidationError.field(SIGNATURE, msg('err.field.required', { field: 'signature' }));
+  if (typeof signature !== 'string') throw ValidationError.field(SIGNATURE, msg('err.field.type', { field: 'signature', type: 'string' }));
+  if (!verifySignature(signed.values, secretOf(secrets.encryptionKey, app), signature)) throw new ForbiddenError(msg('err.merchant.bad_signature'));
   request.merchantClientId = clientId;
 }
 
 /** `merchant_identifier` → the caller's merchant: unknown → 400, another application's → 403. */
 export async function callerMerchant(db: Kysely<DB>, clientId: number, identifier: string): Promise<MerchantRow> {
   const merchant = await findMerchantByIdentifier(db, identifier);
-  if (!merchant) throw ValidationError.field('merchant_identifier', 'The selected merchant_identifier is invalid.');
-  if (merchant.app_id !== clientId) throw new ForbiddenError('This merchant does not belong to your application.');
+  if (!merchant) throw ValidationError.field('merchant_identifier', msg('err.field.selected_invalid', { field: 'merchant_identifier' }));
+  if (merchant.app_id !== clientId) throw new ForbiddenError(msg('err.merchant.not_yours'));
   return merchant;
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { formatDateTime } from '../../domain/datetime.js';
-import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { msg, NotFoundError, ValidationError, type FieldMessages } from '../../domain/errors.js';
 import { findApp } from '../apps/apps.service.js';
 import { findMerchantByIdentifier, insertMerchant, listAppsMerchandiseAccess, listMerchants } from './merchants.repository.js';
 import type { MerchantRow } from './merchants.table.js';
@@ -31,21 +31,21 @@ export function toMerchantView(row: MerchantRow): MerchantView {
 export async function createMerchant(db: Kysely<DB>, input: { clientId: number; identifier: string; name: string }): Promise<MerchantView> {
   const identifier = (input.identifier ?? '').trim();
   const name = (input.name ?? '').trim();
-  const errors: Record<string, string[]> = {};
-  if (!identifier) errors.identifier = ['The identifier field is required.'];
-  else if (identifier.length > MERCHANT_LIMITS.identifier) errors.identifier = [`The identifier must not be greater than ${MERCHANT_LIMITS.identifier} characters.`];
-  else if (!IDENTIFIER.test(identifier)) errors.identifier = ['The identifier may contain only letters, digits, dots, dashes and underscores, starting with a letter or digit.'];
-  if (!name) errors.name = ['The name field is required.'];
-  else if (name.length > MERCHANT_LIMITS.name) errors.name = [`The name must not be greater than ${MERCHANT_LIMITS.name} characters.`];
+  const errors: FieldMessages = {};
+  if (!identifier) errors.identifier = [msg('err.field.required', { field: 'identifier' })];
+  else if (identifier.length > MERCHANT_LIMITS.identifier) errors.identifier = [msg('err.field.max_chars_short', { label: 'identifier', max: MERCHANT_LIMITS.identifier })];
+  else if (!IDENTIFIER.test(identifier)) errors.identifier = [msg('err.merchant.identifier_rule')];
+  if (!name) errors.name = [msg('err.field.required', { field: 'name' })];
+  else if (name.length > MERCHANT_LIMITS.name) errors.name = [msg('err.field.max_chars_short', { label: 'name', max: MERCHANT_LIMITS.name })];
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const app = await findApp(db, input.clientId);
-  if (!app) throw new NotFoundError(`No application with client_id ${input.clientId}.`);
-  if (await findMerchantByIdentifier(db, identifier)) throw ValidationError.field('identifier', 'The identifier has already been taken.');
+  if (!app) throw new NotFoundError(msg('err.app.not_found', { id: input.clientId }));
+  if (await findMerchantByIdentifier(db, identifier)) throw ValidationError.field('identifier', msg('err.field.taken', { field: 'identifier' }));
   try {
     return toMerchantView(await insertMerchant(db, { app_id: app.id, identifier, name }));
   } catch (err) {
-    if (isUniqueViolation(err, 'identifier')) throw ValidationError.field('identifier', 'The identifier has already been taken.');
+    if (isUniqueViolation(err, 'identifier')) throw ValidationError.field('identifier', msg('err.field.taken', { field: 'identifier' }));
     throw err;
   }
 }

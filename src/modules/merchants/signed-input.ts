@@ -1,5 +1,6 @@
 import { Type, type Static, type TObject, type TSchema } from 'typebox';
-import { ValidationError } from '../../domain/errors.js';
+import { englishText, msg, ValidationError, type FieldMessages, type Message } from '../../domain/errors.js';
+import { urlMessage } from '../custom-alerts/custom-alerts.service.js';
 import { MAX_MINOR } from '../../domain/money.js';
 
 /**
@@ -23,7 +24,7 @@ type JsonSchema = Record<string, unknown> & { type?: unknown; anyOf?: JsonSchema
 
 // Field types with their own wording in errors.
 const HTTP_URL = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+\\S*$';
-const PATTERN_MESSAGES: Record<string, string> = { [HTTP_URL]: 'must be a valid http or https URL' };
+const PATTERN_MESSAGES: Record<string, (field: string) => Message> = { [HTTP_URL]: (field) => urlMessage(`${field} field`, 'url') };
 
 /** An http(s) URL of at most `maxLength` characters. */
 export const httpUrl = (maxLength: number, description: string) => Type.String({ maxLength, pattern: HTTP_URL, description });
@@ -116,7 +117,7 @@ function fieldOf(instancePath: string, child?: string): string {
   return parts.join('.');
 }
 
-const ARTICLE: Record<string, string> = { string: 'a string', integer: 'an integer', number: 'a number', array: 'an array', boolean: 'true or false' };
+const TYPES = new Set(['string', 'integer', 'number', 'array', 'boolean']);
 
 interface Issue {
   keyword: string;
@@ -126,49 +127,49 @@ interface Issue {
 }
 
 /** Laravel's wording for one schema failure; null for failures another message already covers. */
-function describe(schema: JsonSchema, issue: Issue, field: string): string | null {
+function describe(schema: JsonSchema, issue: Issue, field: string): Message | null {
   const p = issue.params;
   switch (issue.keyword) {
     case 'required':
-      return `The ${field} field is required.`;
+      return msg('err.field.required', { field });
     case 'type': {
       const type = String(Array.isArray(p.type) ? p.type.find((t) => t !== 'null') : p.type); // clearable: the non-null type
-      if (type !== 'object') return `The ${field} field must be ${ARTICLE[type] ?? `of type ${type}`}.`;
+      if (type !== 'object') return TYPES.has(type) ? msg('err.signed.type', { field, type }) : msg('err.signed.type_other', { field, type });
       const object = resolve(schema, issue.schemaPath);
       const first = (object?.required as string[] | undefined)?.[0] ?? Object.keys(object?.properties ?? {})[0] ?? 'key';
-      return `The ${field} field must be an array of values keyed like ${field}[${first}].`;
+      return msg('err.signed.keyed_array', { field, first });
     }
     case 'enum':
-      return `The selected ${field} is invalid; use one of ${(p.allowedValues as unknown[]).join(', ')}.`;
+      return msg('err.signed.enum', { field, list: (p.allowedValues as unknown[]).join(', ') });
     case 'maxLength':
-      return `The ${field} field must not be greater than ${String(p.limit)} characters.`;
+      return msg('err.field.max_chars', { field, max: String(p.limit) });
     case 'minLength':
-      return `The ${field} field must be at least ${String(p.limit)} characters.`;
+      return msg('err.field.min_chars', { field, min: String(p.limit) });
     case 'minimum':
     case 'exclusiveMinimum':
-      return `The ${field} field must be at least ${String(p.limit)}.`;
+      return msg('err.field.min_value', { field, min: String(p.limit) });
     case 'maximum':
     case 'exclusiveMaximum':
-      return `The ${field} field must not be greater than ${String(p.limit)}.`;
+      return msg('err.field.max_value', { field, max: String(p.limit) });
     case 'multipleOf':
-      return p.multipleOf === 0.01 ? `The ${field} field must have at most two decimal places.` : `The ${field} field must be a multiple of ${String(p.multipleOf)}.`;
+      return p.multipleOf === 0.01 ? msg('err.signed.decimals', { field }) : msg('err.signed.multiple_of', { field, step: String(p.multipleOf) });
     case 'pattern':
-      return `The ${field} field ${PATTERN_MESSAGES[String(p.pattern)] ?? 'format is invalid'}.`;
+      return PATTERN_MESSAGES[String(p.pattern)]?.(field) ?? msg('err.field.format', { field });
     case 'boolean': {
       // `additionalProperties: false` names each unknown key: say which keys are accepted.
       const parent = resolve(schema, issue.schemaPath.replace(/\/additionalProperties$/, ''));
       const keys = Object.keys(parent?.properties ?? {});
       const key = field.slice(field.lastIndexOf('.') + 1);
-      return keys.length ? `The key ${key} is not accepted here; use one of ${keys.join(', ')}.` : `The ${field} field is not accepted.`;
+      return keys.length ? msg('err.signed.key_not_accepted', { key, list: keys.join(', ') }) : msg('err.signed.field_not_accepted', { field });
     }
     case 'additionalProperties':
       return null; // reported key by key ('boolean' above)
     default:
-      return `The ${field} field is invalid.`;
+      return msg('err.field.invalid', { field });
   }
 }
 
-export type Problems = Record<string, string[]>;
+export type Problems = FieldMessages;
 
 /** A compiled check of one part of a request (body, query or path) against its schema. */
 export interface ParamsCheck<T extends TObject> {
@@ -206,7 +207,7 @@ export function paramsCheck<T extends TObject>(schema: T): ParamsCheck<T> {
       const problems: Problems = {};
       for (const { key, property, validator } of properties) {
         if (value[key] === undefined) {
-          if (required.has(key)) problems[key] = [`The ${key} field is required.`];
+          if (required.has(key)) problems[key] = [msg('err.field.required', { field: key })];
           continue;
         }
         if (validator.Check(value[key])) continue;
@@ -215,7 +216,7 @@ export function paramsCheck<T extends TObject>(schema: T): ParamsCheck<T> {
           for (const name of names) {
             const field = fieldOf(`/${key.replace(/~/g, '~0').replace(/\//g, '~1')}${issue.instancePath}`, name);
             const message = problems[field]?.length && issue.keyword === 'anyOf' ? null : describe(property, issue, field);
-            if (message && !problems[field]?.includes(message)) (problems[field] ??= []).push(message);
+            if (message && !problems[field]?.some((m) => englishText(m) === englishText(message))) (problems[field] ??= []).push(message);
           }
         }
       }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { NotFoundError } from '../../domain/errors.js';
+import { msg, NotFoundError } from '../../domain/errors.js';
 import { AmountError, toMajor, toMinor } from '../../domain/money.js';
 import { findDonation } from '../donations/donations.repository.js';
 import { toDonationResource } from '../donations/donations.resource.js';
@@ -310,7 +310,7 @@ export async function heldCount(db: Kysely<DB>, userId: number): Promise<number>
 export async function approveDonation(db: Kysely<DB>, user: { id: number; name: string }, donationId: number): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const now = Date.now();
-    if (!(await repo.decideHeld(tx, user.id, donationId, 'published', now))) throw new NotFoundError('This alert is not waiting for approval.');
+    if (!(await repo.decideHeld(tx, user.id, donationId, 'published', now))) throw new NotFoundError(msg('err.moderation.not_held'));
     const row = await findDonation(tx, user.id, donationId);
     const m = (await repo.moderationOf(tx, user.id, [donationId])).get(donationId)!;
     await enqueueEvent(tx, {
@@ -324,7 +324,7 @@ export async function approveDonation(db: Kysely<DB>, user: { id: number; name: 
 /** The streamer rejects a held alert: it is never published. The donation (the money) stays. */
 export async function rejectDonation(db: Kysely<DB>, userId: number, donationId: number): Promise<void> {
   await db.transaction().execute(async (tx) => {
-    if (!(await repo.decideHeld(tx, userId, donationId, 'rejected', Date.now()))) throw new NotFoundError('This alert is not waiting for approval.');
+    if (!(await repo.decideHeld(tx, userId, donationId, 'rejected', Date.now()))) throw new NotFoundError(msg('err.moderation.not_held'));
   });
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { isInputCurrency } from '../../domain/currency.js';
+import { msg } from '../../domain/errors.js';
 import { AmountError, toMinor } from '../../domain/money.js';
 import { UnparsableInput, parseJson } from '../../http/body-parsers.js';
 import { safeEqual } from '../../security/crypto.js';
@@ -35,9 +36,9 @@ export async function kofiWebhookRoutes(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { userId: string } }>('/payments/kofi/:userId', async (request, reply) => {
     const userId = /^[1-9]\d{0,14}$/.test(request.params.userId) ? Number(request.params.userId) : 0;
     const data = formFields(request).get('data');
-    if (data === null) throw new UnparsableInput('body', 'Send the Ko-fi payment as the form field `data` (JSON), as Ko-fi does.');
+    if (data === null) throw new UnparsableInput('body', msg('err.kofi.data_missing'));
     const parsed = parseJson(data);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UnparsableInput('body', 'The `data` field must hold a JSON object.');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UnparsableInput('body', msg('err.kofi.data_object'));
     const payment = parsed as KofiPayment;
     const paymentId = text(payment.kofi_transaction_id) || text(payment.message_id);
     const setting = userId ? await streamerPaymentSetting(app.ctx.db, app.ctx.secrets.encryptionKey, userId, 'kofi') : null;

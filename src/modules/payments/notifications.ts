@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProviderId } from '../../domain/payment-providers.js';
+import { msg } from '../../domain/errors.js';
 import { UnparsableInput } from '../../http/body-parsers.js';
 import type { PaymentOutcome, RejectionReason } from './payments.service.js';
 
@@ -17,7 +18,7 @@ export function keepRawBodies(app: FastifyInstance): void {
 /** The body exactly as received; a multipart body (which the root parses into fields) is refused. */
 export function rawBody(request: FastifyRequest): string {
   if (request.body === undefined || request.body === null) return '';
-  if (typeof request.body !== 'string') throw new UnparsableInput('body', 'Send the notification as the provider does (JSON or application/x-www-form-urlencoded), not as multipart.');
+  if (typeof request.body !== 'string') throw new UnparsableInput('body', msg('err.body.notification_multipart'));
   return request.body;
 }
 

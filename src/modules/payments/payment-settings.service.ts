@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { ValidationError } from '../../domain/errors.js';
+import { msg, ValidationError, type FieldMessages } from '../../domain/errors.js';
 import type { StreamerProviderId } from '../../domain/payment-providers.js';
 import { decryptSecret, encryptSecret } from '../../security/crypto.js';
 import { generateWebhookSecret } from '../../security/standard-webhooks.js';
@@ -40,24 +40,24 @@ const YOOMONEY_WALLET = /^41\d{9,18}$/;
 
 /** The credentials a provider needs before it can be turned on, checked; errors name the field. */
 function checkedCredentials(provider: StreamerProviderId, enabled: boolean, input: Record<string, string>, current: Readonly<Record<string, string>>): Record<string, string> {
-  const errors: Record<string, string[]> = {};
+  const errors: FieldMessages = {};
   const value = (name: string) => (input[name] ?? '').trim();
   let credentials: Record<string, string> = {};
   if (provider === 'yoomoney') {
     const wallet = value('wallet').replace(/\s+/g, '');
     // A blank secret field keeps the stored one: the page never shows a secret back.
     const secret = value('notification_secret') || current.notification_secret || '';
-    if (wallet && !YOOMONEY_WALLET.test(wallet)) errors.wallet = ['Enter the YooMoney wallet number: 11 to 20 digits starting with 41.'];
-    if (secret.length > 200) errors.notification_secret = ['The notification secret is too long; copy it again from YooMoney.'];
-    if (enabled && !wallet) errors.wallet = ['Enter your YooMoney wallet number to turn YooMoney on.'];
-    if (enabled && !secret) errors.notification_secret = ['Enter the notification secret from YooMoney’s HTTP-notification settings to turn YooMoney on.'];
+    if (wallet && !YOOMONEY_WALLET.test(wallet)) errors.wallet = [msg('err.payments.yoomoney_wallet_format')];
+    if (secret.length > 200) errors.notification_secret = [msg('err.payments.yoomoney_secret_long')];
+    if (enabled && !wallet) errors.wallet = [msg('err.payments.yoomoney_wallet_required')];
+    if (enabled && !secret) errors.notification_secret = [msg('err.payments.yoomoney_secret_required')];
     credentials = { wallet, notification_secret: secret };
   } else if (provider === 'kofi') {
     const token = value('verification_token') || current.verification_token || '';
     const pageUrl = value('page_url');
-    if (token.length > 200) errors.verification_token = ['The verification token is too long; copy it again from Ko-fi.'];
-    if (pageUrl && !/^https:\/\/ko-fi\.com\/[A-Za-z0-9_]{1,64}\/?$/.test(pageUrl)) errors.page_url = ['Enter your Ko-fi page as https://ko-fi.com/yourname.'];
-    if (enabled && !token) errors.verification_token = ['Enter the verification token from Ko-fi (Settings → Webhooks → Advanced) to turn Ko-fi on.'];
+    if (token.length > 200) errors.verification_token = [msg('err.payments.kofi_token_long')];
+    if (pageUrl && !/^https:\/\/ko-fi\.com\/[A-Za-z0-9_]{1,64}\/?$/.test(pageUrl)) errors.page_url = [msg('err.payments.kofi_page_url')];
+    if (enabled && !token) errors.verification_token = [msg('err.payments.kofi_token_required')];
     credentials = { verification_token: token, page_url: pageUrl };
   } else if (provider === 'signed') {
     credentials = { secret: current.secret || generateWebhookSecret() };

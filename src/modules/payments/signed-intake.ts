@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { documentationOnly, MessageBody, ValidationErrorBody } from '../../api/schemas.js';
 import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
-import { NotFoundError, ValidationError } from '../../domain/errors.js';
-import { AmountError, toMinor } from '../../domain/money.js';
+import { addFieldMessage, msg, NotFoundError, ValidationError, type FieldMessages } from '../../domain/errors.js';
+import { AmountError, amountMessage, toMinor } from '../../domain/money.js';
 import { parseJson, UnparsableInput } from '../../http/body-parsers.js';
 import { sha256Hex } from '../../security/crypto.js';
 import { TIMESTAMP_TOLERANCE_SECONDS, verifyWebhook } from '../../security/standard-webhooks.js';
@@ -48,23 +48,23 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 
 function readBody(text: string): { amount: number; currency: string; username: string; message: string; payinSystem: string } {
   const parsed = parseJson(text);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UnparsableInput('body', 'Send a JSON object.');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UnparsableInput('body', msg('err.body.json_object'));
   const body = parsed as Record<string, unknown>;
-  const errors: Record<string, string[]> = {};
+  const errors: FieldMessages = {};
   let amount = 0;
   try {
     amount = typeof body.amount === 'number' || typeof body.amount === 'string' ? toMinor(body.amount) : toMinor('');
-    if (amount <= 0) errors.amount = ['The amount must be greater than 0.'];
+    if (amount <= 0) errors.amount = [msg('err.amount.positive', { label: 'amount' })];
   } catch (err) {
     if (!(err instanceof AmountError)) throw err;
-    errors.amount = [`The amount ${err.message}`];
+    errors.amount = [amountMessage('amount', err.problem)];
   }
-  if (!isInputCurrency(body.currency)) errors.currency = [`The currency must be one of ${INPUT_CURRENCIES.join(', ')}.`];
+  if (!isInputCurrency(body.currency)) errors.currency = [msg('err.currency.one_of', { list: INPUT_CURRENCIES.join(', ') })];
   const optional = (name: string, max: number): string => {
     const value = body[name];
     if (value === undefined || value === null) return '';
-    if (typeof value !== 'string') (errors[name] ??= []).push(`The ${name} must be a string.`);
-    else if (value.length > max) (errors[name] ??= []).push(`The ${name} must not be greater than ${max} characters.`);
+    if (typeof value !== 'string') addFieldMessage(errors, name, msg('err.field.string_short', { label: name }));
+    else if (value.length > max) addFieldMessage(errors, name, msg('err.field.max_chars_short', { label: name, max }));
     return typeof value === 'string' ? value : '';
   };
   const username = optional('username', DONATION_LIMITS.username);
@@ -129,7 +129,7 @@ export async function signedIntakeRoutes(app: FastifyInstance): Promise<void> {
       const webhookId = request.headers['webhook-id'];
       const key = typeof headerKey === 'string' ? headerKey : typeof webhookId === 'string' ? webhookId : '';
       if (!app.ctx.payments.instanceEnables('signed') || !streamer || !setting?.enabled || !setting.credentials.secret) {
-        throw new NotFoundError('This streamer does not take signed donations; they turn the signed intake on under Dashboard → Payments.');
+        throw new NotFoundError(msg('err.signed.off'));
       }
       const body = rawBody(request);
       const refusal = signatureRefusal(setting.credentials.secret, request.headers, body);
@@ -137,7 +137,7 @@ export async function signedIntakeRoutes(app: FastifyInstance): Promise<void> {
         logRefusal(request, 'signed', key || null, refusal);
         return reply.status(403).send({ message: refusal });
       }
-      if (!KEY.test(key)) throw ValidationError.field('idempotency_key', 'The Idempotency-Key (or webhook-id) must be 1–255 printable ASCII characters without spaces.');
+      if (!KEY.test(key)) throw ValidationError.field('idempotency_key', msg('err.signed.key_format'));
       const input = readBody(body);
       const fingerprint = sha256Hex(body);
       const outcome = await recordProviderPayment(app.ctx.db, {
@@ -149,7 +149,7 @@ export async function signedIntakeRoutes(app: FastifyInstance): Promise<void> {
         if (row) return reply.status(200).send({ data: toDonationResource(row, streamer.name) });
       }
       logRefusal(request, 'signed', key, 'idempotency key reused with another body');
-      throw ValidationError.field('idempotency_key', 'This idempotency key was used for another donation; send a new key for a new donation.');
+      throw ValidationError.field('idempotency_key', msg('err.signed.key_reused'));
     },
   );
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { addFieldMessage, ConflictError, msg, NotFoundError, uniqueMessages, ValidationError, type Message } from '../../domain/errors.js';
 import { outputCurrencyField, titleField, type FieldErrors } from '../../domain/goal.js';
 import { checkOptionTitles, cleanOptionTitle, isPollType, optionTitleKey, POLL_LIMITS, POLL_TYPES, voteTally, type PollType } from '../../domain/poll.js';
 import type { RateTable } from '../../domain/rates.js';
@@ -47,19 +47,19 @@ export interface DonationVote {
   pollOptionTitle?: string;
 }
 
-const add = (errors: FieldErrors, field: string, message: string) => (errors[field] ??= []).push(message);
+const add = (errors: FieldErrors, field: string, message: Message) => addFieldMessage(errors, field, message);
 
 /** 0/1 flags as forms, JSON and the CLI send them. */
 function flagField(errors: FieldErrors, field: string, value: unknown): 0 | 1 | undefined {
   if (value === true || value === 1 || value === '1' || value === 'true') return 1;
   if (value === false || value === 0 || value === '0' || value === 'false') return 0;
-  add(errors, field, `The ${field} field must be 0 or 1.`);
+  add(errors, field, msg('err.field.flag', { field }));
   return undefined;
 }
 
 function typeField(errors: FieldErrors, value: unknown): PollType | undefined {
   if (isPollType(value)) return value;
-  add(errors, 'type', `The type must be one of ${POLL_TYPES.join(', ')}.`);
+  add(errors, 'type', msg('err.field.one_of', { label: 'type', list: POLL_TYPES.join(', ') }));
   return undefined;
 }
 
@@ -70,12 +70,12 @@ function typeField(errors: FieldErrors, value: unknown): PollType | undefined {
 export function voteInputErrors(input: { pollOptionId?: unknown; pollOptionTitle?: unknown }): FieldErrors {
   const errors: FieldErrors = {};
   const { pollOptionId: id, pollOptionTitle: title } = input;
-  if (id !== undefined && title !== undefined) add(errors, 'poll_option_id', 'Vote with either poll_option_id or poll_option_title, not both.');
-  else if (id !== undefined && !(typeof id === 'number' && Number.isSafeInteger(id) && id > 0)) add(errors, 'poll_option_id', 'The selected poll option is invalid.');
+  if (id !== undefined && title !== undefined) add(errors, 'poll_option_id', msg('err.poll.vote_both'));
+  else if (id !== undefined && !(typeof id === 'number' && Number.isSafeInteger(id) && id > 0)) add(errors, 'poll_option_id', msg('err.poll.option_invalid'));
   else if (title !== undefined) {
-    if (typeof title !== 'string' || !cleanOptionTitle(title)) add(errors, 'poll_option_title', 'The poll_option_title field must not be empty.');
+    if (typeof title !== 'string' || !cleanOptionTitle(title)) add(errors, 'poll_option_title', msg('err.field.empty', { field: 'poll_option_title' }));
     else if ([...cleanOptionTitle(title)].length > POLL_LIMITS.optionTitle) {
-      add(errors, 'poll_option_title', `The poll_option_title field must not be greater than ${POLL_LIMITS.optionTitle} characters.`);
+      add(errors, 'poll_option_title', msg('err.field.max_chars', { field: 'poll_option_title', max: POLL_LIMITS.optionTitle }));
     }
   }
   return errors;
@@ -91,18 +91,18 @@ async function publish(tx: Kysely<DB>, poll: PollRow, reason: PollEventReason): 
 
 async function ownPoll(db: Kysely<DB>, id: number, userId?: number): Promise<PollRow> {
   const row = await repo.findPoll(db, id);
-  if (!row || (userId !== undefined && row.user_id !== userId)) throw new NotFoundError('This poll does not exist.');
+  if (!row || (userId !== undefined && row.user_id !== userId)) throw new NotFoundError(msg('err.poll.not_found'));
   return row;
 }
 
-const ACTIVE_POLL_EXISTS = 'You already run a poll; close it before starting another.';
+const ACTIVE_POLL_EXISTS = () => msg('err.poll.already_running');
 
 /** Starts a poll and reports `created`. A streamer has at most one active poll (409 otherwise). */
 export async function createPoll(db: Kysely<DB>, userId: number, input: PollInput): Promise<PollDetails> {
   try {
     return await db.transaction().execute(async (tx) => {
       const user = await findStreamer(tx, userId);
-      if (!user || !user.is_active) throw new NotFoundError('This streamer does not exist.');
+      if (!user || !user.is_active) throw new NotFoundError(msg('err.streamer.not_found'));
       const errors: FieldErrors = {};
       const title = titleField(errors, 'title', input.title, POLL_LIMITS.title);
       const type = input.type === undefined || input.type === null || input.type === '' ? 'count' : typeField(errors, input.type);
@@ -111,7 +111,7 @@ export async function createPoll(db: Kysely<DB>, userId: number, input: PollInpu
       const options = checkOptionTitles(Array.isArray(input.options) ? input.options : []);
       if (options.errors.length) errors.options = options.errors;
       if (Object.keys(errors).length) throw new ValidationError(errors);
-      if (await repo.findActivePoll(tx, user.id)) throw new ConflictError(ACTIVE_POLL_EXISTS);
+      if (await repo.findActivePoll(tx, user.id)) throw new ConflictError(ACTIVE_POLL_EXISTS());
 
       const now = Date.now();
       const poll = await repo.insertPoll(tx, {
@@ -131,7 +131,7 @@ export async function createPoll(db: Kysely<DB>, userId: number, input: PollInpu
     });
   } catch (err) {
     // Two creates racing past the check: the partial unique index lets one through.
-    if (isUniqueViolation(err, 'user_id')) throw new ConflictError(ACTIVE_POLL_EXISTS);
+    if (isUniqueViolation(err, 'user_id')) throw new ConflictError(ACTIVE_POLL_EXISTS());
     throw err;
   }
 }
@@ -142,29 +142,29 @@ export async function updatePoll(db: Kysely<DB>, userId: number, pollId: number,
     await ownPoll(tx, pollId, userId);
     const now = Date.now();
     const poll = await repo.lockActivePoll(tx, { pollId }, now);
-    if (!poll) throw new ConflictError('This poll has ended; start a new one instead.');
+    if (!poll) throw new ConflictError(msg('err.poll.ended'));
     const errors: FieldErrors = {};
     const title = patch.title === undefined ? poll.title : titleField(errors, 'title', patch.title, POLL_LIMITS.title);
     const type = patch.type === undefined ? poll.type : typeField(errors, patch.type);
     const allow = patch.allowUserOptions === undefined ? poll.allow_user_options : flagField(errors, 'allow_user_options', patch.allowUserOptions);
     const newTitles: string[] = [];
     if (patch.addOptions !== undefined) {
-      if (!Array.isArray(patch.addOptions)) add(errors, 'add_options', 'The add_options field must be an array of titles.');
+      if (!Array.isArray(patch.addOptions)) add(errors, 'add_options', msg('err.poll.add_options_array'));
       else {
         const existing = new Set((await repo.optionsOf(tx, [poll.id])).map((o) => o.title_key));
-        const problems: string[] = [];
+        const problems: Message[] = [];
         const seen = new Set<string>();
         for (const raw of patch.addOptions) {
           const t = typeof raw === 'string' ? cleanOptionTitle(raw) : '';
-          if (!t) problems.push('Every option needs a title.');
-          else if ([...t].length > POLL_LIMITS.optionTitle) problems.push(`An option title must not be greater than ${POLL_LIMITS.optionTitle} characters.`);
+          if (!t) problems.push(msg('err.poll.option_title_required'));
+          else if ([...t].length > POLL_LIMITS.optionTitle) problems.push(msg('err.poll.option_title_too_long', { max: POLL_LIMITS.optionTitle }));
           else if (!existing.has(optionTitleKey(t)) && !seen.has(optionTitleKey(t))) {
             seen.add(optionTitleKey(t));
             newTitles.push(t);
           }
         }
-        if (existing.size + newTitles.length > POLL_LIMITS.maxOptions) problems.push(`A poll may have at most ${POLL_LIMITS.maxOptions} options.`);
-        if (problems.length) errors.add_options = [...new Set(problems)];
+        if (existing.size + newTitles.length > POLL_LIMITS.maxOptions) problems.push(msg('err.poll.too_many_options', { max: POLL_LIMITS.maxOptions }));
+        if (problems.length) errors.add_options = uniqueMessages(problems);
       }
     }
     if (Object.keys(errors).length) throw new ValidationError(errors);
@@ -217,12 +217,12 @@ export async function castDonationVote(tx: Kysely<DB>, vote: DonationVote, rates
   if (vote.pollOptionId === undefined && vote.pollOptionTitle === undefined) return null;
   const field = vote.pollOptionId !== undefined ? 'poll_option_id' : 'poll_option_title';
   const poll = await repo.lockActivePoll(tx, { userId: vote.userId }, vote.at);
-  if (!poll) throw ValidationError.field(field, 'The streamer has no active poll to vote in.');
+  if (!poll) throw ValidationError.field(field, msg('err.poll.none_active'));
 
   let optionId: number;
   if (vote.pollOptionId !== undefined) {
     const option = await repo.findOption(tx, poll.id, vote.pollOptionId);
-    if (!option) throw ValidationError.field(field, 'The selected poll option is invalid.');
+    if (!option) throw ValidationError.field(field, msg('err.poll.option_invalid'));
     optionId = option.id;
   } else {
     const title = cleanOptionTitle(vote.pollOptionTitle!);
@@ -230,9 +230,9 @@ export async function castDonationVote(tx: Kysely<DB>, vote: DonationVote, rates
     const existing = await repo.findOptionByKey(tx, poll.id, key);
     if (existing) optionId = existing.id;
     else {
-      if (!poll.allow_user_options) throw ValidationError.field(field, 'This poll does not take new options; vote for one of its options.');
+      if (!poll.allow_user_options) throw ValidationError.field(field, msg('err.poll.no_new_options'));
       if ((await repo.countOptions(tx, poll.id)) >= POLL_LIMITS.maxOptions) {
-        throw ValidationError.field(field, `This poll already has the maximum of ${POLL_LIMITS.maxOptions} options; vote for one of them.`);
+        throw ValidationError.field(field, msg('err.poll.full', { max: POLL_LIMITS.maxOptions }));
       }
       await repo.insertOptions(tx, [{ poll_id: poll.id, title, title_key: key, added_by_donor: 1, created_at: vote.at }]);
       optionId = (await repo.findOptionByKey(tx, poll.id, key))!.id;

@@ -1,7 +1,7 @@
 import type { JWTPayload } from 'jose';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { ForbiddenError, InsufficientScopeError } from '../../domain/errors.js';
+import { ForbiddenError, InsufficientScopeError, msg } from '../../domain/errors.js';
 import { grantUsableBy } from '../../oauth/tokens.repository.js';
 import { signChannelToken, signConnectionToken, TokenVerifier } from '../../security/jwt.js';
 import type { Revocation, Revocations } from '../../security/revocations.js';
@@ -119,7 +119,7 @@ export class RealtimeTokens {
     const unique = [...new Set(channels)];
     for (const channel of unique) {
       const access = channelAccess(channel);
-      if (!access || access.userId !== userId) throw new ForbiddenError(`The channel "${channel}" is not one of this user's channels.`);
+      if (!access || access.userId !== userId) throw new ForbiddenError(msg('err.realtime.channel_not_yours', { channel }));
       if (!holder.scopes.includes(access.scope)) throw new InsufficientScopeError(access.scope);
     }
     const extra = { grant_id: holder.grantId, app_id: holder.clientId };
@@ -183,7 +183,7 @@ export class RealtimeTokens {
   }
 
   #grantUser(holder: GrantHolder): number {
-    if (holder.userId === null) throw new ForbiddenError('Real-time access needs a token issued for a user, not a client-credentials token.');
+    if (holder.userId === null) throw new ForbiddenError(msg('err.realtime.user_token'));
     return holder.userId;
   }
 }

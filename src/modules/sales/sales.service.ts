@@ -3,7 +3,7 @@ import { signalCommit } from '../../db/database.js';
 import { dialectOf, isUniqueViolation } from '../../db/dialect.js';
 import { GroupCommit, type ItemOutcome } from '../../db/group-commit.js';
 import type { DB } from '../../db/schema.js';
-import { ForbiddenError, ValidationError } from '../../domain/errors.js';
+import { ForbiddenError, msg, ValidationError, type FieldMessages } from '../../domain/errors.js';
 import type { RateTable } from '../../domain/rates.js';
 import { creditIn, revenueShares, RevenueTooLargeError, type Credit } from '../../domain/revenue.js';
 import { insertLedgerEntries } from '../balances/balances.repository.js';
@@ -40,7 +40,7 @@ function sameSale(row: SaleRow, input: SaleInput, merchandiseId: number | undefi
 
 function replay(existing: SaleRow, input: SaleInput, merchandiseId: number | undefined): RecordedSale {
   if (!sameSale(existing, input, merchandiseId)) {
-    throw ValidationError.field('external_id', 'The external_id has already been used for a different sale.');
+    throw ValidationError.field('external_id', msg('err.sale.external_id_reused'));
   }
   return { resource: toSaleAlertResource(existing), created: false };
 }
@@ -68,16 +68,16 @@ type SalePlan = { replay: RecordedSale } | { write: SaleWrite };
  * alert. Pure; both write paths below use it.
  */
 function planSale(found: SaleContext | undefined, clientId: number, input: SaleInput, rates: RateTable, now: number): SalePlan {
-  if (!found) throw ValidationError.field('merchant_identifier', 'The selected merchant_identifier is invalid.');
-  if (found.merchant.appId !== clientId) throw new ForbiddenError('This merchant does not belong to your application.');
+  if (!found) throw ValidationError.field('merchant_identifier', msg('err.field.selected_invalid', { field: 'merchant_identifier' }));
+  if (found.merchant.appId !== clientId) throw new ForbiddenError(msg('err.merchant.not_yours'));
   const { merchandise, user } = found;
   if (found.earlier) return { replay: replay(found.earlier, input, merchandise?.id) };
 
   if (!merchandise || !isMerchandiseActive(merchandise) || !user || !user.is_active) {
-    const errors: Record<string, string[]> = {};
-    if (!merchandise) errors.merchandise_identifier = ['The selected merchandise_identifier is invalid.'];
-    else if (!isMerchandiseActive(merchandise)) errors.merchandise_identifier = ['This merchandise is not active; sales of it are not accepted.'];
-    if (!user || !user.is_active) errors.user_id = ['The selected user_id is invalid.'];
+    const errors: FieldMessages = {};
+    if (!merchandise) errors.merchandise_identifier = [msg('err.field.selected_invalid', { field: 'merchandise_identifier' })];
+    else if (!isMerchandiseActive(merchandise)) errors.merchandise_identifier = [msg('err.sale.merchandise_inactive')];
+    if (!user || !user.is_active) errors.user_id = [msg('err.field.selected_invalid', { field: 'user_id' })];
     throw new ValidationError(errors);
   }
 
@@ -88,7 +88,7 @@ function planSale(found: SaleContext | undefined, clientId: number, input: SaleI
       { amount: input.amount, currency: input.currency, boughtAmount: input.boughtAmount },
     );
   } catch (err) {
-    if (err instanceof RevenueTooLargeError) throw ValidationError.field('amount', err.message);
+    if (err instanceof RevenueTooLargeError) throw ValidationError.field('amount', msg('err.sale.revenue_too_large'));
     throw err;
   }
   const credit = (account: 'streamer' | 'service', userId: number | null, c: Credit) => ({

@@ -4,7 +4,7 @@ import type { WebhooksConfig } from '../../config/config.js';
 import type { DB } from '../../db/schema.js';
 import { formatDateTime, formatNullableDateTime } from '../../domain/datetime.js';
 import { MAX_PAGE } from '../../http/pagination.js';
-import { ForbiddenError, InsufficientScopeError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { ForbiddenError, InsufficientScopeError, msg, NotFoundError, ValidationError, type FieldMessages } from '../../domain/errors.js';
 import { encryptSecret } from '../../security/crypto.js';
 import { generateWebhookSecret, webhookHeaders } from '../../security/standard-webhooks.js';
 import { checkEndpointUrl, postJson, type Resolver } from './endpoint.js';
@@ -57,20 +57,20 @@ export interface Caller {
 }
 
 function validateInput(input: { url?: unknown; events?: unknown }, allowHttp: boolean): { url: string; events: WebhookEvent[] } {
-  const errors: Record<string, string[]> = {};
+  const errors: FieldMessages = {};
   let url = '';
-  if (typeof input.url !== 'string' || input.url.trim() === '') errors.url = ['The url field is required.'];
+  if (typeof input.url !== 'string' || input.url.trim() === '') errors.url = [msg('err.field.required', { field: 'url' })];
   else {
     const checked = checkEndpointUrl(input.url.trim(), { allowLoopback: allowHttp });
-    if ('error' in checked) errors.url = [checked.error];
+    if ('error' in checked) errors.url = [msg('err.webhook.url', { reason: checked.error })];
     else url = checked.url.href;
   }
   const rawEvents = typeof input.events === 'string' ? [input.events] : input.events;
   let events: WebhookEvent[] = [];
-  if (!Array.isArray(rawEvents) || rawEvents.length === 0) errors.events = ['The events field must list at least one event.'];
+  if (!Array.isArray(rawEvents) || rawEvents.length === 0) errors.events = [msg('err.webhook.no_events')];
   else {
     const unknown = rawEvents.filter((e) => !isWebhookEvent(e));
-    if (unknown.length > 0) errors.events = [`Unknown event ${JSON.stringify(String(unknown[0])).slice(0, 80)}; use ${WEBHOOK_EVENTS.join(', ')}.`];
+    if (unknown.length > 0) errors.events = [msg('err.webhook.unknown_event', { event: JSON.stringify(String(unknown[0])).slice(0, 80), list: WEBHOOK_EVENTS.join(', ') })];
     else events = [...new Set(rawEvents as WebhookEvent[])];
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
@@ -84,7 +84,7 @@ async function checkRights(db: Kysely<DB>, caller: Caller, events: WebhookEvent[
     if ('scopes' in need && !need.scopes.some((scope) => caller.scopes.includes(scope))) throw new InsufficientScopeError(need.scopes[0]);
     if ('merchandiseAccess' in need) {
       const app = await findAppById(db, caller.appId);
-      if (!app?.merchandise_access) throw new ForbiddenError(`${event} is only for applications with Merchandise API access (their merchants' sales); ask the operator for access.`);
+      if (!app?.merchandise_access) throw new ForbiddenError(msg('err.webhook.merchandise_only', { event }));
     }
   }
 }
@@ -104,10 +104,9 @@ async function verifyEndpoint(deps: WebhookDeps, url: string, secret: string): P
     resolver: deps.resolver,
     wholeBody: true,
   });
-  const fail = (why: string) => ValidationError.field('url', `The endpoint did not pass the challenge: ${why}. Answer a webhook.challenge message with 200 and its data.challenge as the body.`);
-  if (result.statusCode === null) throw fail(result.error ?? 'no response');
-  if (result.statusCode < 200 || result.statusCode >= 300) throw fail(`it answered ${result.statusCode}`);
-  if (echoed(result.excerpt ?? '') !== challenge) throw fail('the body was not the challenge');
+  if (result.statusCode === null) throw ValidationError.field('url', msg('err.webhook.challenge_unreached', { reason: result.error ?? 'no response' }));
+  if (result.statusCode < 200 || result.statusCode >= 300) throw ValidationError.field('url', msg('err.webhook.challenge_status', { status: result.statusCode }));
+  if (echoed(result.excerpt ?? '') !== challenge) throw ValidationError.field('url', msg('err.webhook.challenge_body'));
 }
 
 function echoed(body: string): string {
@@ -126,7 +125,7 @@ export async function createSubscription(deps: WebhookDeps, caller: Caller, inpu
   const { url, events } = validateInput(input, deps.config.allowHttp);
   await checkRights(deps.db, caller, events);
   const existing = await repo.subscriptionsOfGrant(deps.db, caller.appId, caller.userId);
-  if (existing.length >= MAX_SUBSCRIPTIONS_PER_GRANT) throw ValidationError.field('url', `An application may hold ${MAX_SUBSCRIPTIONS_PER_GRANT} subscriptions per streamer; delete one first.`);
+  if (existing.length >= MAX_SUBSCRIPTIONS_PER_GRANT) throw ValidationError.field('url', msg('err.webhook.too_many', { max: MAX_SUBSCRIPTIONS_PER_GRANT }));
   const secret = generateWebhookSecret();
   await verifyEndpoint(deps, url, secret);
   const row = await repo.insertSubscription(deps.db, {
@@ -144,7 +143,7 @@ export async function createSubscription(deps: WebhookDeps, caller: Caller, inpu
 async function ownSubscription(db: Kysely<DB>, caller: Caller, id: unknown): Promise<SubscriptionRow> {
   const subId = typeof id === 'string' && /^\d{1,15}$/.test(id) ? Number(id) : id;
   const row = typeof subId === 'number' && Number.isSafeInteger(subId) ? await repo.findSubscription(db, subId) : undefined;
-  if (!row || row.app_id !== caller.appId || row.user_id !== caller.userId || row.status === 'removed') throw new NotFoundError('This webhook subscription does not exist.');
+  if (!row || row.app_id !== caller.appId || row.user_id !== caller.userId || row.status === 'removed') throw new NotFoundError(msg('err.webhook.not_found'));
   return row;
 }
 
@@ -195,8 +194,8 @@ export async function deliveryLog(db: Kysely<DB>, subscriptionId: number, limit 
 export async function redeliver(db: Kysely<DB>, subscriptionId: number, deliveryId: number): Promise<DeliveryRow> {
   const delivery = await repo.findDelivery(db, deliveryId);
   const sub = await repo.findSubscription(db, subscriptionId);
-  if (!delivery || !sub || delivery.subscription_id !== sub.id) throw new NotFoundError('This delivery does not exist.');
-  if (sub.status === 'removed') throw ValidationError.field('delivery', 'This subscription was removed; nothing can be delivered to it any more.');
+  if (!delivery || !sub || delivery.subscription_id !== sub.id) throw new NotFoundError(msg('err.webhook.delivery_not_found'));
+  if (sub.status === 'removed') throw ValidationError.field('delivery', msg('err.webhook.removed'));
   const now = Date.now();
   return db.transaction().execute((tx) =>
     repo.insertDelivery(tx, { subscription_id: sub.id, message_id: delivery.message_id, event_type: delivery.event_type, body: delivery.body, status: 'pending', next_attempt_at: now, window_start: now, created_at: now }),
@@ -235,16 +234,16 @@ const DELIVERY_STATUSES: readonly DeliveryRow['status'][] = ['pending', 'deliver
 /** `?page=&status=` of the delivery log as received (the route leaves validation to us: 400 in the INTEROP shape). */
 export function deliveryQuery(raw: unknown): { page: number; status: DeliveryRow['status'] | null } {
   const query = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
-  const errors: Record<string, string[]> = {};
+  const errors: FieldMessages = {};
   let page = 1;
   if (query.page !== undefined) {
     if (typeof query.page === 'string' && /^[1-9][0-9]{0,6}$/.test(query.page) && Number(query.page) <= MAX_PAGE) page = Number(query.page);
-    else errors.page = [`The page must be a whole number from 1 to ${MAX_PAGE}.`];
+    else errors.page = [msg('err.field.whole_between', { label: 'page', min: 1, max: MAX_PAGE })];
   }
   let status: DeliveryRow['status'] | null = null;
   if (query.status !== undefined) {
     if (typeof query.status === 'string' && (DELIVERY_STATUSES as readonly string[]).includes(query.status)) status = query.status as DeliveryRow['status'];
-    else errors.status = [`The status must be one of ${DELIVERY_STATUSES.join(', ')}.`];
+    else errors.status = [msg('err.field.one_of', { label: 'status', list: DELIVERY_STATUSES.join(', ') })];
   }
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
   return { page, status };
@@ -305,7 +304,7 @@ async function manageable(db: Kysely<DB>, userId: number, subscriptionId: number
     const app = await findAppById(db, row.app_id);
     if (app?.owner_id === userId) return { row, asStreamer: false };
   }
-  throw new NotFoundError('This webhook subscription does not exist.');
+  throw new NotFoundError(msg('err.webhook.not_found'));
 }
 
 export async function reenableFromDashboard(db: Kysely<DB>, userId: number, subscriptionId: number): Promise<void> {

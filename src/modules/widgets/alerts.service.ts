@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import { formatDateTime } from '../../domain/datetime.js';
-import { NotFoundError, ValidationError } from '../../domain/errors.js';
+import { msg, NotFoundError, ValidationError, type FieldMessages } from '../../domain/errors.js';
 import { toCustomAlertResource } from '../custom-alerts/custom-alerts.resource.js';
 import { toDonationResource } from '../donations/donations.resource.js';
 import { alertableDonations } from '../moderation/moderation.service.js';
@@ -30,15 +30,15 @@ export function isAlertType(value: unknown): value is AlertType {
  * a 404 — it never tells whether the id exists for another streamer.
  */
 export async function markShown(db: Kysely<DB>, userId: number, type: unknown, id: unknown): Promise<{ type: AlertType; id: number; is_shown: 1; shown_at: string }> {
-  const errors: Record<string, string[]> = {};
-  if (!isAlertType(type)) errors.type = [`The type must be one of ${ALERT_TYPES.join(', ')}.`];
+  const errors: FieldMessages = {};
+  if (!isAlertType(type)) errors.type = [msg('err.field.one_of', { label: 'type', list: ALERT_TYPES.join(', ') })];
   const alertId = typeof id === 'string' && /^\d{1,15}$/.test(id) ? Number(id) : id;
-  if (!(typeof alertId === 'number' && Number.isSafeInteger(alertId) && alertId > 0)) errors.id = ['The id must be a positive integer.'];
+  if (!(typeof alertId === 'number' && Number.isSafeInteger(alertId) && alertId > 0)) errors.id = [msg('err.alert.id')];
   if (Object.keys(errors).length) throw new ValidationError(errors);
   const now = Date.now();
   return db.transaction().execute(async (tx) => {
     const row = await markAlertShown(tx, type as AlertType, userId, alertId as number, now);
-    if (!row) throw new NotFoundError('This alert does not exist.');
+    if (!row) throw new NotFoundError(msg('err.alert.not_found'));
     // A custom alert created with is_shown=1 has its creation time as shown_at.
     const shown = { type: type as AlertType, id: alertId as number, is_shown: 1 as const, shown_at: formatDateTime(row.shown_at ?? now) };
     // Only the call that marked it records `alert.shown` (webhooks); repeats change nothing.

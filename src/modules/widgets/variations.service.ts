@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
-import { AmountError, toMajor, toMinor } from '../../domain/money.js';
-import { httpUrlProblem } from '../custom-alerts/custom-alerts.service.js';
+import { ConflictError, msg, NotFoundError, ValidationError, type FieldMessages, type Message } from '../../domain/errors.js';
+import { AmountError, amountMessage, toMajor, toMinor } from '../../domain/money.js';
+import { httpUrlProblem, urlMessage } from '../custom-alerts/custom-alerts.service.js';
 import { checkMedia, deleteUnusedMedia, isVideo, mediaInfo, mediaPath, storeMedia, type MediaKind } from '../media/media.service.js';
 import { localeOr } from '../../i18n/locales.js';
 import { translator } from '../../i18n/translator.js';
@@ -125,60 +125,82 @@ interface Checked {
   files: Partial<Record<MediaKind, { data: Buffer; contentType: string }>>;
 }
 
+/** How messages name the form's fields ("The sound volume (%) must be …"), in the reader's language. */
+const LABELS = {
+  min_amount: msg('err.label.min_amount'),
+  tts_min_amount: msg('err.label.tts_min_amount'),
+  duration_ms: msg('err.label.duration_ms'),
+  sound_volume: msg('err.label.sound_volume'),
+  font_size: msg('err.label.font_size'),
+  tts_rate: msg('err.label.tts_rate'),
+  tts_volume: msg('err.label.tts_volume'),
+  layout: msg('err.label.layout'),
+  image_source: msg('err.label.image_source'),
+  sound_source: msg('err.label.sound_source'),
+  enter_animation: msg('err.label.enter_animation'),
+  exit_animation: msg('err.label.exit_animation'),
+  font_family: msg('err.label.font_family'),
+  image_url: msg('err.label.image_url'),
+  sound_url: msg('err.label.sound_url'),
+  title_color: msg('err.label.title_color'),
+  message_color: msg('err.label.message_color'),
+} satisfies Record<string, Message>;
+type LabelledField = keyof typeof LABELS;
+
 async function check(input: VariationInput, maxBytes: number): Promise<Checked> {
-  const errors: Record<string, string[]> = {};
+  const errors: FieldMessages = {};
   const type = text(input.type) as AlertType;
-  if (!ALERT_TYPES.includes(type)) errors.type = [`The type must be one of ${ALERT_TYPES.join(', ')}.`];
+  if (!ALERT_TYPES.includes(type)) errors.type = [msg('err.field.one_of', { label: 'type', list: ALERT_TYPES.join(', ') })];
 
   const name = text(input.name);
-  if (!name) errors.name = ['The name field is required.'];
-  else if ([...name].length > VARIATION_LIMITS.name) errors.name = [`The name must not be greater than ${VARIATION_LIMITS.name} characters.`];
+  if (!name) errors.name = [msg('err.field.required', { field: 'name' })];
+  else if ([...name].length > VARIATION_LIMITS.name) errors.name = [msg('err.field.max_chars_short', { label: 'name', max: VARIATION_LIMITS.name })];
 
-  const amount = (field: 'min_amount' | 'tts_min_amount', value: unknown, label: string): number => {
+  const amount = (field: 'min_amount' | 'tts_min_amount', value: unknown): number => {
     const raw = text(value);
     if (type === 'custom' || raw === '') return 0;
     try {
       return toMinor(raw);
     } catch (err) {
       if (!(err instanceof AmountError)) throw err;
-      errors[field] = [`The ${label} ${err.message}`];
+      errors[field] = [amountMessage(LABELS[field], err.problem)];
       return 0;
     }
   };
-  const minAmount = amount('min_amount', input.minAmount, 'minimum amount');
+  const minAmount = amount('min_amount', input.minAmount);
 
   /** A whole number in [min, max]; absent takes `fallback`. */
-  const whole = (field: string, value: unknown, label: string, min: number, max: number, fallback?: number): number => {
+  const whole = (field: LabelledField, value: unknown, min: number, max: number, fallback?: number): number => {
     const raw = text(value);
     if (raw === '' && fallback !== undefined) return fallback;
     const n = Number(raw);
-    if (!/^-?\d{1,9}$/.test(raw) || n < min || n > max) errors[field] = [`The ${label} must be a whole number from ${min} to ${max}.`];
+    if (!/^-?\d{1,9}$/.test(raw) || n < min || n > max) errors[field] = [msg('err.field.whole_between', { label: LABELS[field], min, max })];
     return n;
   };
-  const durationMs = whole('duration_ms', input.durationMs, 'duration (milliseconds)', VARIATION_LIMITS.minDurationMs, VARIATION_LIMITS.maxDurationMs);
+  const durationMs = whole('duration_ms', input.durationMs, VARIATION_LIMITS.minDurationMs, VARIATION_LIMITS.maxDurationMs);
 
-  const oneOf = <T extends string>(field: string, value: unknown, allowed: readonly T[], fallback?: T): T => {
+  const oneOf = <T extends string>(field: LabelledField, value: unknown, allowed: readonly T[], fallback?: T): T => {
     const raw = text(value);
     if (raw === '' && fallback !== undefined) return fallback;
-    if (!allowed.includes(raw as T)) errors[field] = [`The ${field.replace(/_/g, ' ')} must be one of ${allowed.join(', ')}.`];
+    if (!allowed.includes(raw as T)) errors[field] = [msg('err.field.one_of', { label: LABELS[field], list: allowed.join(', ') })];
     return raw as T;
   };
   const layout = oneOf<AlertLayout>('layout', input.layout, LAYOUTS);
 
   const template = text(input.textTemplate);
-  if (!template) errors.text_template = ['The text template field is required.'];
-  else if ([...template].length > VARIATION_LIMITS.template) errors.text_template = [`The text template must not be greater than ${VARIATION_LIMITS.template} characters.`];
+  if (!template) errors.text_template = [msg('err.variation.template_required')];
+  else if ([...template].length > VARIATION_LIMITS.template) errors.text_template = [msg('err.variation.template_too_long', { max: VARIATION_LIMITS.template })];
 
   const url = (field: 'sound_url' | 'image_url', value: unknown, required: boolean): string | null => {
     const v = text(value);
     if (!v) {
-      if (required) errors[field] = [`The ${field.replace('_', ' ')} is required when the source is url.`];
+      if (required) errors[field] = [msg('err.variation.url_required', { label: LABELS[field] })];
       return null;
     }
-    if ([...v].length > VARIATION_LIMITS.url) errors[field] = [`The ${field.replace('_', ' ')} must not be greater than ${VARIATION_LIMITS.url} characters.`];
+    if ([...v].length > VARIATION_LIMITS.url) errors[field] = [msg('err.field.max_chars_short', { label: LABELS[field], max: VARIATION_LIMITS.url })];
     else {
       const problem = httpUrlProblem(v);
-      if (problem) errors[field] = [`The ${field.replace('_', ' ')} ${problem}.`];
+      if (problem) errors[field] = [urlMessage(LABELS[field], problem)];
     }
     return v;
   };
@@ -194,34 +216,34 @@ async function check(input: VariationInput, maxBytes: number): Promise<Checked> 
       files[kind] = { data: file.data, ...(await checkMedia(kind, field, file.data, maxBytes)) };
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      Object.assign(errors, err.errors);
+      Object.assign(errors, err.fields);
     }
   }
 
-  const color = (field: string, value: unknown, fallback: string): string => {
+  const color = (field: 'title_color' | 'message_color', value: unknown, fallback: string): string => {
     const raw = text(value);
     if (raw === '') return fallback;
-    if (!/^#[0-9a-fA-F]{6}$/.test(raw)) errors[field] = [`The ${field.replace(/_/g, ' ')} must be a colour written #rrggbb.`];
+    if (!/^#[0-9a-fA-F]{6}$/.test(raw)) errors[field] = [msg('err.variation.colour', { label: LABELS[field] })];
     return raw.toLowerCase();
   };
   const ttsVoice = text(input.ttsVoice);
-  if ([...ttsVoice].length > VARIATION_LIMITS.ttsVoice) errors.tts_voice = [`The TTS voice must not be greater than ${VARIATION_LIMITS.ttsVoice} characters.`];
+  if ([...ttsVoice].length > VARIATION_LIMITS.ttsVoice) errors.tts_voice = [msg('err.field.max_chars_short', { label: msg('err.label.tts_voice'), max: VARIATION_LIMITS.ttsVoice })];
 
   const fields = {
     type, name, min_amount: minAmount, duration_ms: durationMs, layout, text_template: template,
     image_source: imageSource, image_url: imageUrl, sound_source: soundSource, sound_url: soundUrl,
-    sound_volume: whole('sound_volume', input.soundVolume, 'sound volume (%)', 0, 100, 80),
+    sound_volume: whole('sound_volume', input.soundVolume, 0, 100, 80),
     enter_animation: oneOf<AlertAnimation>('enter_animation', input.enterAnimation, ANIMATIONS, 'fade'),
     exit_animation: oneOf<AlertAnimation>('exit_animation', input.exitAnimation, ANIMATIONS, 'fade'),
     font_family: oneOf<AlertFont>('font_family', input.fontFamily, FONTS, 'system'),
-    font_size: whole('font_size', input.fontSize, 'font size (px)', VARIATION_LIMITS.minFontSize, VARIATION_LIMITS.maxFontSize, 28),
+    font_size: whole('font_size', input.fontSize, VARIATION_LIMITS.minFontSize, VARIATION_LIMITS.maxFontSize, 28),
     title_color: color('title_color', input.titleColor, '#ffd54a'),
     message_color: color('message_color', input.messageColor, '#ffffff'),
     tts_enabled: flag(input.ttsEnabled),
     tts_voice: ttsVoice,
-    tts_rate: whole('tts_rate', input.ttsRate, 'TTS rate (%)', VARIATION_LIMITS.minTtsRate, VARIATION_LIMITS.maxTtsRate, 100),
-    tts_volume: whole('tts_volume', input.ttsVolume, 'TTS volume (%)', 0, 100, 100),
-    tts_min_amount: amount('tts_min_amount', input.ttsMinAmount, 'TTS minimum amount'),
+    tts_rate: whole('tts_rate', input.ttsRate, VARIATION_LIMITS.minTtsRate, VARIATION_LIMITS.maxTtsRate, 100),
+    tts_volume: whole('tts_volume', input.ttsVolume, 0, 100, 100),
+    tts_min_amount: amount('tts_min_amount', input.ttsMinAmount),
     enabled: flag(input.enabled),
   };
   if (Object.keys(errors).length) throw new ValidationError(errors);
@@ -231,7 +253,7 @@ async function check(input: VariationInput, maxBytes: number): Promise<Checked> 
 /** The media ids a checked input ends with: a new upload, the current file, or none. */
 async function mediaIds(tx: Kysely<DB>, userId: number, checked: Checked, current?: AlertVariationRow): Promise<Pick<repo.VariationFields, 'image_media_id' | 'sound_media_id'>> {
   const ids = { image_media_id: null as number | null, sound_media_id: null as number | null };
-  const errors: Record<string, string[]> = {};
+  const errors: FieldMessages = {};
   for (const kind of ['image', 'sound'] as const) {
     const source = kind === 'image' ? checked.fields.image_source : checked.fields.sound_source;
     const key = kind === 'image' ? 'image_media_id' : 'sound_media_id';
@@ -239,7 +261,7 @@ async function mediaIds(tx: Kysely<DB>, userId: number, checked: Checked, curren
     const file = checked.files[kind];
     if (file) ids[key] = await storeMedia(tx, userId, file.data, file.contentType);
     else if (current?.[key]) ids[key] = current[key];
-    else errors[`${kind}_file`] = [`Choose the ${kind} file to upload, or pick another ${kind} source.`];
+    else errors[`${kind}_file`] = [msg('err.variation.choose_file', { kind })];
   }
   if (Object.keys(errors).length) throw new ValidationError(errors);
   return ids;
@@ -257,7 +279,7 @@ export async function listVariations(db: Kysely<DB>, userId: number): Promise<Va
 /** One of the streamer's variations, else 404 — never another streamer's. */
 export async function getVariation(db: Kysely<DB>, userId: number, id: number): Promise<VariationView> {
   const row = await repo.findVariation(db, userId, id);
-  if (!row) throw new NotFoundError('This alert variation does not exist.');
+  if (!row) throw new NotFoundError(msg('err.variation.not_found'));
   return (await viewsOf(db, [row]))[0]!;
 }
 
@@ -265,7 +287,7 @@ export async function getVariation(db: Kysely<DB>, userId: number, id: number): 
 export async function createVariation(db: Kysely<DB>, userId: number, input: VariationInput, maxBytes = Infinity): Promise<VariationView> {
   const checked = await check(input, maxBytes);
   const row = await db.transaction().execute(async (tx) => {
-    if ((await repo.countVariations(tx, userId)) >= VARIATION_LIMITS.perUser) throw new ConflictError(`You already have ${VARIATION_LIMITS.perUser} variations; delete one first.`);
+    if ((await repo.countVariations(tx, userId)) >= VARIATION_LIMITS.perUser) throw new ConflictError(msg('err.variation.too_many', { max: VARIATION_LIMITS.perUser }));
     const inserted = await repo.insertVariation(tx, userId, { ...checked.fields, ...(await mediaIds(tx, userId, checked)) });
     await announceChange(tx, userId);
     return inserted;
@@ -277,7 +299,7 @@ export async function updateVariation(db: Kysely<DB>, userId: number, id: number
   const checked = await check(input, maxBytes);
   const row = await db.transaction().execute(async (tx) => {
     const current = await repo.findVariation(tx, userId, id);
-    if (!current) throw new NotFoundError('This alert variation does not exist.');
+    if (!current) throw new NotFoundError(msg('err.variation.not_found'));
     const updated = await repo.updateVariationRow(tx, userId, id, { ...checked.fields, ...(await mediaIds(tx, userId, checked, current)) });
     await deleteUnusedMedia(tx, userId);
     await announceChange(tx, userId);
@@ -288,7 +310,7 @@ export async function updateVariation(db: Kysely<DB>, userId: number, id: number
 
 export async function deleteVariation(db: Kysely<DB>, userId: number, id: number): Promise<void> {
   await db.transaction().execute(async (tx) => {
-    if (!(await repo.deleteVariationRow(tx, userId, id))) throw new NotFoundError('This alert variation does not exist.');
+    if (!(await repo.deleteVariationRow(tx, userId, id))) throw new NotFoundError(msg('err.variation.not_found'));
     await deleteUnusedMedia(tx, userId);
     await announceChange(tx, userId);
   });

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationError } from '../../domain/errors.js';
+import { msg, ValidationError } from '../../domain/errors.js';
 import { setMerchandiseAccess } from '../../modules/apps/apps.service.js';
 import { createMerchant, listAppsWithAccess, listMerchantViews } from '../../modules/merchants/merchants.service.js';
 import { redirectWithFlash, takeFlash } from '../flash.js';
@@ -7,6 +7,7 @@ import { html } from '../html.js';
 import { pageTranslator } from '../i18n.js';
 import { errorPage, fieldErrors, page } from '../layout.js';
 import { requireUser } from '../session.js';
+import { fieldErrorTexts } from '../error-text.js';
 
 interface Flash {
   notice?: string;
@@ -83,11 +84,11 @@ export async function adminMerchantsPages(app: FastifyInstance): Promise<void> {
   app.post('/admin/merchants', { preHandler: [requireUser, requireAdmin, app.csrfProtection] }, async (request, reply) => {
     const form = { client_id: field(request.body, 'client_id'), identifier: field(request.body, 'identifier'), name: field(request.body, 'name') };
     try {
-      if (!/^\d{1,15}$/.test(form.client_id)) throw ValidationError.field('client_id', 'Choose an application.');
+      if (!/^\d{1,15}$/.test(form.client_id)) throw ValidationError.field('client_id', msg('err.merchant.choose_app'));
       const merchant = await createMerchant(app.ctx.db, { clientId: Number(form.client_id), identifier: form.identifier, name: form.name });
       return redirectWithFlash(request, reply, '/admin/merchants', { notice: pageTranslator(request).t('merchants.notice.created', { identifier: merchant.identifier }) });
     } catch (err) {
-      if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, form }, 422);
+      if (err instanceof ValidationError) return render(app, request, reply, { errors: fieldErrorTexts(pageTranslator(request), err), form }, 422);
       if ((err as { status?: number }).status === 404) return render(app, request, reply, { errors: { client_id: [(err as Error).message] }, form }, 422);
       throw err;
     }

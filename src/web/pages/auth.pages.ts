@@ -9,6 +9,7 @@ import { authenticate, createAccount } from '../../modules/accounts/accounts.ser
 import { html } from '../html.js';
 import { fieldErrors, page } from '../layout.js';
 import { logIn, logOut, safeNext } from '../session.js';
+import { fieldErrorTexts } from '../error-text.js';
 
 interface SignupForm {
   email?: string;
@@ -97,7 +98,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
       return reply.redirect(safeNext(form.next), 303);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return reply.status(422).type('text/html; charset=utf-8').send(signupPage(pageTranslator(request), reply.generateCsrf(), form, err.errors));
+      return reply.status(422).type('text/html; charset=utf-8').send(signupPage(pageTranslator(request), reply.generateCsrf(), form, fieldErrorTexts(pageTranslator(request), err)));
     }
   });
 

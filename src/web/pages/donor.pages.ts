@@ -18,6 +18,7 @@ import { html, type Html } from '../html.js';
 import { isLocale } from '../../i18n/locales.js';
 import { translator, type Translator } from '../../i18n/translator.js';
 import { donorTranslator, visitorLocale } from '../i18n.js';
+import { fieldErrorTexts } from '../error-text.js';
 import { donorModerationGate } from './donor-moderation.js';
 import { errorPage, fieldErrors, languageSwitcher, page } from '../layout.js';
 
@@ -336,7 +337,7 @@ export async function donorPages(app: FastifyInstance): Promise<void> {
         if (err instanceof NotFoundError) return notFound(t, reply);
         if (!(err instanceof ValidationError)) throw err;
         const shown: Record<string, string[]> = {};
-        for (const [field, messages] of Object.entries(err.errors)) {
+        for (const [field, messages] of Object.entries(fieldErrorTexts(t, err))) {
           const target = field === 'poll_option_id' || field === 'poll_option_title' ? 'poll' : ['username', 'amount', 'currency', 'message'].includes(field) ? field : 'form';
           (shown[target] ??= []).push(...messages);
         }

@@ -17,6 +17,7 @@ import { html, type Html } from '../html.js';
 import { fieldErrors, page } from '../layout.js';
 import { requireUser } from '../session.js';
 import { PREVIEW_SCRIPTS, widgetDocument } from './widget.pages.js';
+import { fieldErrorTexts } from '../error-text.js';
 
 /**
  * Alerts-widget settings at /dashboard/widgets: the widget URLs (with the secret widget token)
@@ -310,7 +311,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
       const csrf = reply.generateCsrf();
       const t = request.i18n!;
       const type = ALERT_TYPES.includes(f.type as AlertType) ? f.type : 'donation';
-      const body = formPage(t, t.t('widgets.new_title'), '/dashboard/widgets/variations', csrf, user, f, `/dashboard/widgets/preview?type=${type}`, err.errors);
+      const body = formPage(t, t.t('widgets.new_title'), '/dashboard/widgets/variations', csrf, user, f, `/dashboard/widgets/preview?type=${type}`, fieldErrorTexts(t, err));
       return send(t, reply, user, csrf, t.t('widgets.new_title'), body, 400);
     }
   });
@@ -337,7 +338,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
       const csrf = reply.generateCsrf();
       const t = request.i18n!;
       const values = { ...f, has_image_file: current.image_media_id !== null, has_sound_file: current.sound_media_id !== null };
-      const body = formPage(t, t.t('widgets.edit_title'), `/dashboard/widgets/variations/${id}`, csrf, user, values, `/dashboard/widgets/preview?variation=${id}`, err.errors);
+      const body = formPage(t, t.t('widgets.edit_title'), `/dashboard/widgets/variations/${id}`, csrf, user, values, `/dashboard/widgets/preview?variation=${id}`, fieldErrorTexts(t, err));
       return send(t, reply, user, csrf, t.t('widgets.edit_title'), body, 400);
     }
   });

@@ -10,6 +10,7 @@ import { fieldErrors } from '../../layout.js';
 import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, pageNumber, pager, requireAdmin, sendPage, time, type FieldErrors } from './common.js';
+import { errorText, fieldErrorTexts } from '../../error-text.js';
 
 const PER_PAGE = 30;
 const admin = { preHandler: [requireUser, requireAdmin] };
@@ -99,7 +100,7 @@ export async function adminPages(app: FastifyInstance): Promise<void> {
       const user = await setAccountActive(app.ctx.db, app.ctx.revocations, request.sessionUser!.id, userId, active);
       return redirectWithFlash(request, reply, '/admin/users', { notice: pageTranslator(request).t(active ? 'admin.notice.activated' : 'admin.notice.deactivated', { name: user.name }) });
     } catch (err) {
-      if (err instanceof ForbiddenError) return usersPage(app, request, reply, { error: err.message }, 403);
+      if (err instanceof ForbiddenError) return usersPage(app, request, reply, { error: errorText(pageTranslator(request), err) }, 403);
       throw err;
     }
   });
@@ -113,7 +114,7 @@ export async function adminPages(app: FastifyInstance): Promise<void> {
       return redirectWithFlash(request, reply, '/admin/rates', { notice: pageTranslator(request).t('admin.rates.notice', { currency: form.currency.toUpperCase() }) });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return ratesPage(app, request, reply, { errors: err.errors, form }, 422);
+      return ratesPage(app, request, reply, { errors: fieldErrorTexts(pageTranslator(request), err), form }, 422);
     }
   });
 }

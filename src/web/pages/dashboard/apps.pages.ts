@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { NotFoundError, ValidationError } from '../../../domain/errors.js';
+import { msg, NotFoundError, ValidationError } from '../../../domain/errors.js';
 import { createApp, deleteApp, listOwnApps, rotateSecret, updateRedirectUris, type AppView } from '../../../modules/apps/apps.service.js';
 import { setFlash, takeFlash } from '../../flash.js';
 import { html, type Html } from '../../html.js';
@@ -8,6 +8,7 @@ import type { Translator } from '../../../i18n/translator.js';
 import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, sendPage, time, type FieldErrors } from './common.js';
+import { fieldErrorTexts } from '../../error-text.js';
 
 interface Flash {
   notice?: string;
@@ -102,7 +103,7 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
       return reply.redirect('/dashboard/apps', 303);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return render(app, request, reply, { errors: err.errors, form: { name, redirect_uris: uris } }, 422);
+      return render(app, request, reply, { errors: fieldErrorTexts(pageTranslator(request), err), form: { name, redirect_uris: uris } }, 422);
     }
   });
 
@@ -116,7 +117,7 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
       return reply.redirect('/dashboard/apps', 303);
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return render(app, request, reply, { errors: err.errors, edit: { clientId, name, redirect_uris: uris } }, 422);
+      return render(app, request, reply, { errors: fieldErrorTexts(pageTranslator(request), err), edit: { clientId, name, redirect_uris: uris } }, 422);
     }
   });
 
@@ -129,7 +130,7 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { id: string } }>('/dashboard/apps/:id/delete', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const clientId = idParam(request.params.id);
-    if (!clientId) throw new NotFoundError('No such application among yours.');
+    if (!clientId) throw new NotFoundError(msg('err.app.not_yours'));
     await deleteApp(app.ctx.db, app.ctx.revocations, request.sessionUser!.id, clientId);
     return reply.redirect('/dashboard/apps', 303);
   });

@@ -15,6 +15,7 @@ import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, sendPage, type FieldErrors } from './common.js';
 import { amountValue, dateTimeInput, dateTimeWithOffset } from './forms.js';
 import { REALTIME_HEAD, realtimeConfig } from './realtime.js';
+import { errorText, fieldErrorTexts } from '../../error-text.js';
 
 interface GoalForm {
   title: string;
@@ -156,8 +157,8 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
       });
       return redirectWithFlash(request, reply, '/dashboard/goals', { notice: pageTranslator(request).t('goals.notice.started', { title: goal.title }) });
     } catch (err) {
-      if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, form: { ...form, goalId: 0 } }, 422);
-      if (err instanceof ConflictError) return render(app, request, reply, { error: err.message, form: { ...form, goalId: 0 } }, 409);
+      if (err instanceof ValidationError) return render(app, request, reply, { errors: fieldErrorTexts(pageTranslator(request), err), form: { ...form, goalId: 0 } }, 422);
+      if (err instanceof ConflictError) return render(app, request, reply, { error: errorText(pageTranslator(request), err), form: { ...form, goalId: 0 } }, 409);
       throw err;
     }
   });
@@ -174,8 +175,8 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
       });
       return redirectWithFlash(request, reply, '/dashboard/goals', { notice: pageTranslator(request).t('goals.notice.saved') });
     } catch (err) {
-      if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, form: { ...form, goalId } }, 422);
-      if (err instanceof ConflictError) return render(app, request, reply, { error: err.message }, 409);
+      if (err instanceof ValidationError) return render(app, request, reply, { errors: fieldErrorTexts(pageTranslator(request), err), form: { ...form, goalId } }, 422);
+      if (err instanceof ConflictError) return render(app, request, reply, { error: errorText(pageTranslator(request), err) }, 409);
       throw err;
     }
   });

@@ -9,6 +9,7 @@ import { fieldErrors } from '../../layout.js';
 import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, money, notice, pageNumber, pager, sendPage, time, type FieldErrors } from './common.js';
+import { fieldErrorTexts } from '../../error-text.js';
 
 const PER_PAGE = 30;
 
@@ -108,7 +109,7 @@ export async function merchandisePages(app: FastifyInstance): Promise<void> {
       return redirectWithFlash(request, reply, '/dashboard/merchandise', { notice: pageTranslator(request).t('merch.notice.promocode', { code }) });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return render(app, request, reply, { errors: err.errors, promocode: typed }, 422);
+      return render(app, request, reply, { errors: fieldErrorTexts(pageTranslator(request), err), promocode: typed }, 422);
     }
   });
 }

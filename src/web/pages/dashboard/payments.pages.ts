@@ -9,6 +9,7 @@ import { pageTranslator } from '../../i18n.js';
 import { fieldErrors } from '../../layout.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, notice, sendPage, type FieldErrors } from './common.js';
+import { fieldErrorTexts } from '../../error-text.js';
 
 const NAMES: Record<StreamerProviderId, string> = { stripe: 'Stripe', yoomoney: 'YooMoney', kofi: 'Ko-fi', signed: 'Signed intake' };
 
@@ -122,7 +123,7 @@ export async function paymentsPages(app: FastifyInstance): Promise<void> {
       return redirectWithFlash(request, reply, `/dashboard/payments#${provider}`, { notice: pageTranslator(request).t('payments.saved', { provider: NAMES[provider] }) });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return render(app, request, reply, { provider, errors: err.errors, form: { enabled: enabled ? '1' : '0', wallet: credentials.wallet, page_url: credentials.page_url } }, 422);
+      return render(app, request, reply, { provider, errors: fieldErrorTexts(pageTranslator(request), err), form: { enabled: enabled ? '1' : '0', wallet: credentials.wallet, page_url: credentials.page_url } }, 422);
     }
   });
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OUTPUT_CURRENCIES } from '../../../domain/currency.js';
-import { ConflictError, ValidationError } from '../../../domain/errors.js';
+import { ConflictError, msg, ValidationError } from '../../../domain/errors.js';
 import { POLL_LIMITS } from '../../../domain/poll.js';
 import { pollChannel } from '../../../modules/outbox/channels.js';
 import { closePoll, createPoll, listPolls, updatePoll } from '../../../modules/polls/polls.service.js';
@@ -13,6 +13,7 @@ import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, sendPage, type FieldErrors } from './common.js';
 import { REALTIME_HEAD, realtimeConfig } from './realtime.js';
+import { errorText, fieldErrorTexts } from '../../error-text.js';
 
 interface PollForm {
   title: string;
@@ -144,8 +145,8 @@ export async function pollsPages(app: FastifyInstance): Promise<void> {
       });
       return redirectWithFlash(request, reply, '/dashboard/polls', { notice: pageTranslator(request).t('polls.notice.started', { title: poll.title }) });
     } catch (err) {
-      if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, form }, 422);
-      if (err instanceof ConflictError) return render(app, request, reply, { error: err.message, form }, 409);
+      if (err instanceof ValidationError) return render(app, request, reply, { errors: fieldErrorTexts(pageTranslator(request), err), form }, 422);
+      if (err instanceof ConflictError) return render(app, request, reply, { error: errorText(pageTranslator(request), err), form }, 409);
       throw err;
     }
   });
@@ -153,12 +154,12 @@ export async function pollsPages(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { id: string } }>('/dashboard/polls/:id/options', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
     const typed = field(request.body, 'add_options');
     try {
-      if (!lines(typed).length) throw ValidationError.field('add_options', pageTranslator(request).t('polls.error.no_options'));
+      if (!lines(typed).length) throw ValidationError.field('add_options', msg('err.poll.no_options_typed'));
       await updatePoll(app.ctx.db, request.sessionUser!.id, idParam(request.params.id), { addOptions: lines(typed) });
       return redirectWithFlash(request, reply, '/dashboard/polls', { notice: pageTranslator(request).t('polls.notice.options_added') });
     } catch (err) {
-      if (err instanceof ValidationError) return render(app, request, reply, { errors: err.errors, addOptions: typed }, 422);
-      if (err instanceof ConflictError) return render(app, request, reply, { error: err.message }, 409);
+      if (err instanceof ValidationError) return render(app, request, reply, { errors: fieldErrorTexts(pageTranslator(request), err), addOptions: typed }, 422);
+      if (err instanceof ConflictError) return render(app, request, reply, { error: errorText(pageTranslator(request), err) }, 409);
       throw err;
     }
   });

@@ -10,6 +10,7 @@ import { nativeName } from '../../../i18n/locales.js';
 import { pageTranslator } from '../../i18n.js';
 import { requireUser, sessionToken } from '../../session.js';
 import { csrfField, field, notice, sendPage, type FieldErrors } from './common.js';
+import { fieldErrorTexts } from '../../error-text.js';
 
 interface ProfileForm {
   name: string;
@@ -85,7 +86,7 @@ export async function profilePages(app: FastifyInstance): Promise<void> {
       return redirectWithFlash(request, reply, '/dashboard/profile', { notice: pageTranslator(request).t('profile.notice.saved') });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return render(app, request, reply, { profileErrors: err.errors, form }, 422);
+      return render(app, request, reply, { profileErrors: fieldErrorTexts(pageTranslator(request), err), form }, 422);
     }
   });
 
@@ -100,7 +101,7 @@ export async function profilePages(app: FastifyInstance): Promise<void> {
       return redirectWithFlash(request, reply, '/dashboard/profile', { notice: pageTranslator(request).t('profile.notice.password') });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
-      return render(app, request, reply, { passwordErrors: err.errors }, 422);
+      return render(app, request, reply, { passwordErrors: fieldErrorTexts(pageTranslator(request), err) }, 422);
     }
   });
 }
