@@ -8,6 +8,8 @@ import es_ES from './es_ES.js';
 const es_US: Catalog = {
   ...es_ES,
   'donor.lead': "Tu nombre, el monto y tu mensaje aparecen en la transmisión.",
+  'donor.limit.min_message_amount': "Tu mensaje aparece en la transmisión con donaciones desde {amount}; con las menores no se muestra.",
+  'donor.limit.no_messages': "{name} no muestra mensajes en la transmisión.",
   'donor.amount': "Monto",
   'donor.error.amount_required': "Ingresa un monto.",
   'donor.error.amount_positive': "El monto debe ser mayor que 0.",

@@ -11,6 +11,7 @@ import { streamerPaymentSettings } from '../../modules/payments/payment-settings
 import { attachCheckout, createPendingDonation, pendingDonation } from '../../modules/payments/payments.service.js';
 import { listGoals } from '../../modules/goals/goals.service.js';
 import type { GoalDetails } from '../../modules/goals/goals.resource.js';
+import { moderationSettings, type ModerationSettings } from '../../modules/moderation/moderation.service.js';
 import { getActivePoll } from '../../modules/polls/polls.service.js';
 import type { PollDetails } from '../../modules/polls/polls.resource.js';
 import { safeEqual } from '../../security/crypto.js';
@@ -160,8 +161,35 @@ function kofiLink(t: Translator, streamer: UserRow, offer: Offer): Html {
   return offer.kofiPage ? html`<p class="donor-kofi"><a href="${offer.kofiPage}" rel="noopener noreferrer" target="_blank">${t.t('donor.kofi', { name: streamer.name })}</a></p>` : html``;
 }
 
+/** The streamer's moderation limits a donor should know before typing: shown up front, not only refused after submit. */
+interface MessageLimits {
+  /** The longest message the streamer shows (their limit or the service's, whichever is lower). */
+  maxLength: number;
+  /** Set by the streamer (a stricter limit than the service's): say so. */
+  streamerLimit: boolean;
+  /** Minor units of the streamer's currency below which the alert shows without the message (0: none). */
+  minAmount: number;
+  currency: string;
+}
+
+function messageLimits(settings: ModerationSettings | null, streamer: UserRow): MessageLimits {
+  const own = settings?.maxMessageLength ?? null;
+  const maxLength = own === null ? DONATION_LIMITS.message : Math.min(own, DONATION_LIMITS.message);
+  return { maxLength, streamerLimit: own !== null && own < DONATION_LIMITS.message, minAmount: settings?.minMessageAmount ?? 0, currency: streamer.currency };
+}
+
+function limitHints(t: Translator, streamer: UserRow, limits: MessageLimits): Html {
+  const hints: string[] = [];
+  if (limits.maxLength === 0) hints.push(t.t('donor.limit.no_messages', { name: streamer.name }));
+  else {
+    if (limits.streamerLimit) hints.push(t.t('donor.limit.message_max', { name: streamer.name, max: limits.maxLength }));
+    if (limits.minAmount > 0) hints.push(t.t('donor.limit.min_message_amount', { amount: t.money(limits.minAmount, limits.currency) }));
+  }
+  return hints.length ? html`<p class="hint donor-limits" id="donor-message-limits">${hints.join(' ')}</p>` : html``;
+}
+
 function donorPage(
-  t: Translator, streamer: UserRow, csrf: string, offer: Offer, goals: GoalDetails[], poll: PollDetails | null, f: DonorForm, errors?: Record<string, string[]>,
+  t: Translator, streamer: UserRow, csrf: string, offer: Offer, goals: GoalDetails[], poll: PollDetails | null, f: DonorForm, limits: MessageLimits, errors?: Record<string, string[]>,
 ): Html {
   const general = errors?.form;
   if (offer.providers.length === 0) {
@@ -194,8 +222,9 @@ ${general ? html`<p class="error" role="alert">${general.join(' ')}</p>` : ''}
   </div>
   ${fieldErrors(errors, 'amount')}${fieldErrors(errors, 'currency')}
   <label for="donor-message">${t.t('donor.message')} <small>${t.t('donor.optional')}</small></label>
-  <textarea id="donor-message" name="message" rows="4" maxlength="${DONATION_LIMITS.message}" data-counter="message-count">${f.message}</textarea>
-  <p class="counter">${t.rich('donor.counter', { count: f.message.length, max: DONATION_LIMITS.message, n: (chunks) => html`<span id="message-count">${chunks}</span>` })}</p>
+  <textarea id="donor-message" name="message" rows="4" maxlength="${limits.maxLength}" data-counter="message-count" aria-describedby="donor-message-count donor-message-limits">${f.message}</textarea>
+  <p class="counter" id="donor-message-count">${t.rich('donor.counter', { count: f.message.length, max: limits.maxLength, n: (chunks) => html`<span id="message-count">${chunks}</span>` })}</p>
+  ${limitHints(t, streamer, limits)}
   ${fieldErrors(errors, 'message')}
   ${pollBlock(t, poll, f, errors)}
   ${paymentBlock(t, offer, f, errors)}
@@ -247,9 +276,9 @@ export async function donorPages(app: FastifyInstance): Promise<void> {
     reply.status(404).header('cache-control', 'no-store').type(HTML).send(errorPage(404, t.t('donor.not_found'), t));
 
   const render = async (t: Translator, request: FastifyRequest, reply: FastifyReply, streamer: UserRow, offer: Offer, f: DonorForm, errors?: Record<string, string[]>, status = 200) => {
-    const [goals, poll] = await Promise.all([listGoals(db, streamer.id, { state: 'active' }), getActivePoll(db, streamer.id)]);
+    const [goals, poll, settings] = await Promise.all([listGoals(db, streamer.id, { state: 'active' }), getActivePoll(db, streamer.id), moderationSettings(db, streamer.id)]);
     const csrf = reply.generateCsrf();
-    const body = donorPage(t, streamer, csrf, offer, goals, poll, f, errors);
+    const body = donorPage(t, streamer, csrf, offer, goals, poll, f, messageLimits(settings, streamer), errors);
     return reply
       .status(status)
       .header('cache-control', 'no-store')
