@@ -191,7 +191,8 @@ function limitHints(t: Translator, streamer: UserRow, limits: MessageLimits): Ht
 function donorPage(
   t: Translator, streamer: UserRow, csrf: string, offer: Offer, goals: GoalDetails[], poll: PollDetails | null, f: DonorForm, limits: MessageLimits, errors?: Record<string, string[]>,
 ): Html {
-  const general = errors?.form;
+  // A vote the service refused after the poll ended: the poll is gone from the form, so say it above.
+  const general = [...(errors?.form ?? []), ...(poll ? [] : errors?.poll ?? [])];
   if (offer.providers.length === 0) {
     return html`<section class="card donor donor-closed">
 ${languageSwitcher(t, `/r/${streamer.code}`)}
@@ -209,7 +210,7 @@ ${languageSwitcher(t, `/r/${streamer.code}`)}
   <div><h1>${t.t('donor.heading', { name: streamer.name })}</h1><p class="muted">${t.t('donor.lead')}</p></div>
 </div>
 ${goalsBlock(t, goals)}
-${general ? html`<p class="error" role="alert">${general.join(' ')}</p>` : ''}
+${general.length ? html`<p class="error" role="alert">${general.join(' ')}</p>` : ''}
 <form method="post" action="/r/${streamer.code}" class="donor-form" novalidate>
   <input type="hidden" name="_csrf" value="${csrf}">
   <input type="hidden" name="lang" value="${t.locale}">
