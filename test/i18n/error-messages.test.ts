@@ -105,7 +105,7 @@ describe('error messages: one catalog for the API and the pages', () => {
     // A label given as a message is said in the reader's language; in English it is the API's word.
     const amount = msg('err.amount.decimals', { label: msg('err.label.goal_amount') });
     assert.equal(englishText(amount), 'The goal_amount must have at most two decimal places.');
-    assert.equal(fieldErrorTexts(translator('ru_RU'), ValidationError.field('goal_amount', amount)).goal_amount![0], 'В поле «цель» не больше двух знаков после запятой.');
+    assert.equal(fieldErrorTexts(translator('ru_RU'), ValidationError.field('goal_amount', amount)).goal_amount![0], 'В поле «нужная сумма» не больше двух знаков после запятой.');
     // A locale without its own translation of a code says it in English, per string.
     assert.equal(fieldErrorTexts(translator('de_DE'), ValidationError.field('goal_amount', amount)).goal_amount![0], englishText(amount));
   });

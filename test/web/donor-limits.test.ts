@@ -32,7 +32,7 @@ describe('donor page: the streamer’s message limits up front', () => {
     const body = await page(user.code, 'ru-RU,ru;q=0.9,en;q=0.5');
     assert.match(textarea(body), /maxlength="80"/);
     assert.match(body, /из 80 символов/, 'the counter counts to the streamer’s limit');
-    assert.match(body, /Максимальная длина сообщения у [^<]+ \(символов\): 80\./);
+    assert.match(body, /[^<]+ показывает сообщения не длиннее 80 символов\./);
     assert.match(body, /Сообщение попадёт на стрим при донате от 150,00\u00a0₽/);
     const en = await page(user.code, 'en-US');
     assert.match(en, /Messages to [^<]+ can be up to 80 characters long\./);

@@ -55,7 +55,7 @@ const ru_RU: Record<MessageKey, string> = {
   'donor.message': 'Сообщение',
   'donor.optional': '(необязательно)',
   'donor.counter': '<n>{count, number}</n> из {max, plural, one {# символа} few {# символов} many {# символов} other {# символа}}',
-  'donor.limit.message_max': 'Максимальная длина сообщения у {name} (символов): {max, number}.',
+  'donor.limit.message_max': '{name} показывает сообщения не длиннее {max, plural, one {# символа} few {# символов} many {# символов} other {# символа}}.',
   'donor.limit.min_message_amount': 'Сообщение попадёт на стрим при донате от {amount}; с меньшими донатами его не покажут.',
   'donor.limit.no_messages': '{name} не показывает сообщения на стриме.',
   'donor.poll_legend': 'Проголосуйте донатом: {title}',
