@@ -21,6 +21,7 @@ export class CommitWokenLoop {
   #immediate: NodeJS.Immediate | null = null;
   #running: Promise<void> | null = null;
   #again = false;
+  #kicked = false;
   #stopped = true;
   #unsubscribe: (() => void) | null = null;
 
@@ -42,14 +43,24 @@ export class CommitWokenLoop {
     await this.#running;
   }
 
-  /** A round now, or right after the one under way. */
+  /**
+   * A round now, or right after the one under way. "Now" is a microtask: the round starts as soon
+   * as the committing code's current step is done, in the same phase of the event loop — so what
+   * it hands on with setImmediate (the hub's fan-out slices) runs in this turn's check phase,
+   * ahead of the next turn's timers and I/O (on SQLite: the next request's commit and its fsync).
+   */
   kick(): void {
     if (this.#stopped) return;
     if (this.#running) {
       this.#again = true;
       return;
     }
-    this.#schedule(0);
+    if (this.#kicked) return;
+    this.#kicked = true;
+    queueMicrotask(() => {
+      this.#kicked = false;
+      this.#run();
+    });
   }
 
   /** No more rounds; resolves when the one under way is over. */
@@ -68,8 +79,9 @@ export class CommitWokenLoop {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     if (delay === 0) {
-      // Right after this turn's I/O callbacks (setImmediate), not in the next timers phase: a
-      // zero-delay timer waits at least 1 ms, and behind every request of a busy turn.
+      // A round right after a round (a commit came in during it): on this turn's check phase
+      // (setImmediate), yielding to I/O first — a round whose own work commits must not starve the
+      // event loop — but not in the next timers phase: a zero-delay timer waits at least 1 ms.
       if (!this.#immediate) this.#immediate = setImmediate(() => this.#run());
       return;
     }
@@ -78,6 +90,7 @@ export class CommitWokenLoop {
   }
 
   #run(): void {
+    if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     if (this.#immediate) clearImmediate(this.#immediate);
     this.#immediate = null;

@@ -4,6 +4,10 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CommitWokenLoop } from '../../src/db/commit-woken-loop.js';
 import type { Database } from '../../src/db/database.js';
+import { createDonation } from '../../src/modules/donations/donations.service.js';
+import type { EventPublisher } from '../../src/modules/outbox/events.js';
+import { OutboxRelay } from '../../src/modules/outbox/outbox.relay.js';
+import { makeUser, openTestDatabase } from '../helper.js';
 
 /** A database whose commits the test makes: only `onCommit` is used by the loop. */
 function fakeDatabase(): { database: Database; commit(): void } {
@@ -59,5 +63,38 @@ test('a commit during a round means exactly one more round right after it', asyn
     assert.equal(rounds, 3, 'two commits during the round: one round after it');
   } finally {
     await loop.stop();
+  }
+});
+
+test("a commit's events are published in the committing turn: what the publisher hands on with setImmediate runs before the next turn's timers", async () => {
+  const t = await openTestDatabase('sqlite');
+  const order: string[] = [];
+  const publisher: EventPublisher = {
+    async publish(event) {
+      order.push(`published ${event.type}`);
+      // The hub's fan-out slices are setImmediate callbacks.
+      setImmediate(() => order.push('fan-out'));
+      return event.channels.map(() => ({ offset: 0, epoch: '' }));
+    },
+  };
+  const relay = new OutboxRelay(t.database, publisher, { pollMs: 60_000 });
+  try {
+    const user = await makeUser(t.database.db);
+    await relay.start();
+    let done!: () => void;
+    const finished = new Promise<void>((r) => (done = r));
+    // A request's commit happens in an I/O callback; the next request's commit would come in a later turn (here: a timer).
+    fs.readFile(fileURLToPath(import.meta.url), () => {
+      setTimeout(() => {
+        order.push('next turn');
+        done();
+      }, 0);
+      void createDonation(t.database.db, { userId: user.id, amount: '1', currency: 'USD' });
+    });
+    await finished;
+    assert.deepEqual(order.slice(0, 3), ['published donation.created', 'fan-out', 'next turn']);
+  } finally {
+    await relay.stop();
+    await t.drop();
   }
 });
