@@ -9,13 +9,22 @@
  * - `user-show`  `openalerts user show <email>` on that database: spawn → exit;
  * - `node`       `node -e 0`, the floor every side pays.
  *
- *   node --import tsx bench/startup.ts [--rounds=15]
  *
  * It builds dist/ first (scripts/build.js). Sides alternate round by round, rotating the order, so
  * each sees the same machine; it reports per side the median, fastest and slowest wall time, the
  * CPU time the process used (user + system, from /proc: less sensitive to other load than wall
- * time; servers only), the serve/bare ratio per round, and the load average before and after.
- * Targets: serve ≤ 2 × bare and ≤ 500 ms; help and user-show ≤ 300 ms (quiet machine).
+ * time; servers only) and its resident memory when ready, the serve/bare ratios (wall per round,
+ * CPU), and the load average before and after.
+ *
+ * Then the weight of an idle server (issue 16): `serve` and `bare` alternate for --rss-rounds
+ * rounds (default 3); each is started, left idle for --idle-seconds (default 5) after its first
+ * `/healthz` 200 (timers, the relay's rounds and V8's idle-time collection run meanwhile), and its
+ * RSS read from /proc.
+ *
+ * Targets: serve ≤ 2 × bare and ≤ 500 ms; help and user-show ≤ 300 ms (quiet machine); idle serve
+ * on SQLite ≤ 90 MiB RSS.
+ *
+ *   node --import tsx bench/startup.ts [--rounds=15] [--rss-rounds=3] [--idle-seconds=5]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -35,6 +44,8 @@ type Side = 'serve' | 'serve-dev' | 'bare' | 'help' | 'user-show' | 'node';
 interface Sample {
   ms: number;
   cpuMs: number | null;
+  /** Resident memory when ready (servers only). */
+  rssMiB: number | null;
 }
 
 function freePort(): Promise<number> {
@@ -68,8 +79,21 @@ function cpuMs(pid: number): number | null {
   }
 }
 
-/** Spawns a server, polls /healthz every 2 ms, stops it once it answers 200. */
-async function untilHealthy(args: string[], env: Record<string, string | undefined>): Promise<Sample> {
+/** Resident set size of a live process in MiB, from /proc (null where there is none). */
+function rssMiB(pid: number): number | null {
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return kib ? Number(kib[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Spawns a server, polls /healthz every 2 ms, stops it once it answers 200 — or, with `idleMs`,
+ * that long after (the RSS is then read after the idle time).
+ */
+async function untilHealthy(args: string[], env: Record<string, string | undefined>, idleMs = 0): Promise<Sample> {
   const port = await freePort();
   const start = performance.now();
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: 'ignore' });
@@ -80,9 +104,11 @@ async function untilHealthy(args: string[], env: Record<string, string | undefin
   }
   const ms = performance.now() - start;
   const cpu = cpuMs(child.pid!);
+  if (idleMs > 0) await new Promise((r) => setTimeout(r, idleMs));
+  const rss = rssMiB(child.pid!);
   child.kill('SIGKILL');
   await exited;
-  return { ms, cpuMs: cpu };
+  return { ms, cpuMs: cpu, rssMiB: rss };
 }
 
 /** Spawns a command and waits for it to exit 0 (no CPU figure: the process is gone by then). */
@@ -94,11 +120,13 @@ async function untilExit(args: string[], env: Record<string, string | undefined>
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const ms = performance.now() - start;
   if (code !== 0) throw new Error(`${args.join(' ')} exited ${code}: ${stderr}`);
-  return { ms, cpuMs: null };
+  return { ms, cpuMs: null, rssMiB: null };
 }
 
 async function main(): Promise<void> {
   const rounds = numberArg('rounds', 15);
+  const rssRounds = numberArg('rss-rounds', 3);
+  const idleSeconds = numberArg('idle-seconds', 5);
   const build = spawn(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], { cwd: ROOT, stdio: 'inherit' });
   if ((await new Promise((r) => build.once('exit', r))) !== 0) throw new Error('build failed');
 
@@ -120,6 +148,8 @@ async function main(): Promise<void> {
 
   const loadBefore = os.loadavg();
   const samples = await alternateRounds(rounds, names, (side) => sides[side](), { rotate: true });
+  const idleSides = { serve: () => untilHealthy([BIN, 'serve'], env, idleSeconds * 1000), bare: () => untilHealthy(['-e', BARE_FASTIFY], {}, idleSeconds * 1000) };
+  const idle = await alternateRounds(rssRounds, ['serve', 'bare'] as const, (side) => idleSides[side](), { rotate: true });
   const loadAfter = os.loadavg();
   fs.rmSync(dataDir, { recursive: true, force: true });
 
@@ -128,7 +158,11 @@ async function main(): Promise<void> {
     names.map((side) => {
       const wall = samples[side].map((s) => s.ms);
       const cpu = samples[side].map((s) => s.cpuMs).filter((c): c is number => c !== null);
-      return [side, { median_ms: Math.round(median(wall)), fastest_ms: ms(wall), slowest_ms: Math.round(Math.max(...wall)), cpu_median_ms: cpu.length ? Math.round(median(cpu)) : null }];
+      const rss = samples[side].map((s) => s.rssMiB).filter((r): r is number => r !== null);
+      return [
+        side,
+        { median_ms: Math.round(median(wall)), fastest_ms: ms(wall), slowest_ms: Math.round(Math.max(...wall)), cpu_median_ms: cpu.length ? Math.round(median(cpu)) : null, ...(rss.length ? { rss_when_ready_mib: Math.round(median(rss)) } : {}) },
+      ];
     }),
   );
   const perRound = samples.serve.map((s, i) => Number((s.ms / samples.bare[i]!.ms).toFixed(2)));
@@ -139,7 +173,9 @@ async function main(): Promise<void> {
     ...summary,
     ratio_serve_to_bare: Number((median(samples.serve.map((s) => s.ms)) / median(samples.bare.map((s) => s.ms))).toFixed(2)),
     ratio_serve_to_bare_per_round: perRound,
-    targets: { serve_to_bare: '≤ 2', serve_ms: '≤ 500', help_ms: '≤ 300', user_show_ms: '≤ 300' },
+    ratio_serve_to_bare_cpu: Number((median(samples.serve.map((s) => s.cpuMs!)) / median(samples.bare.map((s) => s.cpuMs!))).toFixed(2)),
+    [`idle_rss_mib_after_${idleSeconds}s`]: { rounds: rssRounds, serve: idle.serve.map((s) => Math.round(s.rssMiB!)), bare: idle.bare.map((s) => Math.round(s.rssMiB!)) },
+    targets: { serve_to_bare: '≤ 2', serve_ms: '≤ 500', help_ms: '≤ 300', user_show_ms: '≤ 300', idle_serve_rss_mib: '≤ 90' },
   });
 }
 
