@@ -147,7 +147,7 @@ export class RealtimeTokens {
   }
 
   /** Signature and expiry (HS256); throws TokenExpiredError or TokenInvalidError. */
-  verify(token: string): Promise<JWTPayload> {
+  async verify(token: string): Promise<JWTPayload> {
     return this.#jwt.verify(token);
   }
 
