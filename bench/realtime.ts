@@ -1,7 +1,7 @@
 /**
  * Real-time load script: `npx tsx bench/realtime.ts [maxSubscribers] [--rounds=2] [--messages=20]
  * [--latency-seconds=5] [--client-procs=2] [--dialect=sqlite|postgres|both] [--only=latency]
- * [--shapes=1k,realistic] [--before=DIR]`.
+ * [--shapes=1k,realistic] [--before=DIR] [--only=memory] [--memory-rounds=2]`.
  *
  * 1. Fan-out: N subscribers (1k/5k/10k, capped by maxSubscribers) receive bursts of publications,
  *    alternately from a raw `ws` broadcast server (JSON.stringify once, ws.send(string) to every socket)
@@ -11,7 +11,8 @@
  *    5,000 streamers × 2 subscribers, 200 donations/s spread over the streamers; p50/p99 across all
  *    deliveries, alternating the node alone (publish → subscriber) and the whole service (`buildApp`
  *    on SQLite and/or PostgreSQL: donation created → commit → outbox relay → node → subscriber).
- * 3. Memory: RSS (and heap) per idle connected+subscribed connection, fresh server processes.
+ * 3. Memory: RSS and heap per idle connected+subscribed connection, fresh server processes, counted
+ *    from half the connections to all of them (`--only=memory [--memory-rounds=2]` runs it alone).
  *
  * Each server and each client group runs in its own process (a file-descriptor limit applies per
  * process); timestamps use performance.timeOrigin + now(), comparable across local processes.
@@ -23,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import WebSocket, { WebSocketServer } from 'ws';
 import { MemoryBroker } from '../src/realtime/broker-memory.js';
 import { RealtimeNode } from '../src/realtime/node.js';
@@ -34,6 +36,14 @@ const CHANNEL = '$alerts:donation_1';
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
+
+type Memory = NodeJS.MemoryUsage & { newSpace: number };
+/** After GC: process memory, and the young generation's resident size (V8's new space). */
+function memoryNow(): Memory {
+  gc();
+  gc();
+  return { ...process.memoryUsage(), newSpace: v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.physical_space_size ?? 0 };
+}
 
 /** A donation-sized payload (~300 bytes encoded). */
 function payload(i: number): Record<string, unknown> {
@@ -79,7 +89,7 @@ async function rawServer(): Promise<void> {
   serveIpc({
     port: () => port,
     count: () => wss.clients.size,
-    mem: () => (gc(), gc(), process.memoryUsage()),
+    mem: memoryNow,
     cpu: () => process.cpuUsage(),
     async burst(m) {
       for (let i = 0; i < (m.messages as number); i++) {
@@ -104,7 +114,7 @@ async function nodeServer(): Promise<void> {
   serveIpc({
     port: () => port,
     count: () => node.stats().subscriptions,
-    mem: () => (gc(), gc(), process.memoryUsage()),
+    mem: memoryNow,
     cpu: () => process.cpuUsage(),
     async burst(m) {
       for (let i = 0; i < (m.messages as number); i++) {
@@ -332,8 +342,17 @@ async function main(): Promise<void> {
   if (sizes.length === 0 || sizes[sizes.length - 1] !== max) sizes.push(max);
   const latencySubs = Math.min(1000, max);
   const option = (name: string): string | undefined => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  // --only=latency skips fan-out and memory; --shapes=1k,realistic picks latency shapes; --dialect the whole service's database.
+  // --only=latency skips fan-out and memory (--only=memory runs memory alone); --shapes=1k,realistic picks latency shapes; --dialect the whole service's database.
   const onlyLatency = option('only') === 'latency';
+  // --only=memory runs the memory section alone.
+  if (option('only') === 'memory') {
+    const group = Array.from({ length: procs }, () => spawn('clients'));
+    console.log(`# realtime bench: node ${process.version}, ${os.cpus().length} CPUs, ${procs} client processes`);
+    console.log(`load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    await memory(group, (n, i) => Math.floor(n / procs) + (i < n % procs ? 1 : 0), max, arg('memory-rounds', 2));
+    for (const c of group) c.kill();
+    return;
+  }
   const shapeNames = (option('shapes') ?? '1k,realistic').split(',');
   const dialectOption = option('dialect') ?? 'sqlite';
   if (!['sqlite', 'postgres', 'both'].includes(dialectOption)) {
@@ -400,29 +419,60 @@ async function main(): Promise<void> {
     return;
   }
 
-  const idle = max;
-  console.log(`\n## Memory (${idle} idle connections, fresh server process each, after GC)`);
-  for (const kind of ['node', 'raw'] as const) {
-    const server = spawn(kind);
+  await memory(group, share, max, arg('memory-rounds', 1));
+  for (const c of group) c.kill();
+}
+
+/**
+ * Memory per idle connection (connected and subscribed for the node, open for raw `ws`), in a fresh
+ * server process per side and round, sides alternating. Half of the connections are opened first
+ * and not counted: what the first connections cost once — compiled code, the young generation that
+ * V8 grows while a burst of connections allocates (up to 2 × 16 MiB of semi-spaces, resident as it
+ * is used) — is not a cost per connection, and at 1,000 connections it was most of the RSS growth.
+ * The figures are the growth from then to all `idle` connections, divided by the second half:
+ * RSS, heap after GC (the objects a connection keeps), and the young generation's resident size
+ * (which should not grow between the two readings); then, for comparison with earlier runs, the
+ * growth from the idle server to all connections divided by all of them. With --before=DIR the
+ * node of an older checkout is a third side, in the same alternating rounds.
+ */
+async function memory(group: ChildProcess[], share: (n: number, i: number) => number, idle: number, rounds = 1): Promise<void> {
+  // --before=DIR: the node of an older checkout too, served by a copy of this file in DIR/bench.
+  const before = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
+  const copy = before ? path.join(before, 'bench', 'realtime-bench-copy.ts') : null;
+  if (copy) fs.copyFileSync(process.argv[1]!, copy);
+  const sides = copy ? (['node', 'node-before', 'raw'] as const) : (['node', 'raw'] as const);
+  const half = Math.floor(idle / 2);
+  console.log(`\n## Memory (${idle} idle connections, fresh server process each, after GC; per connection: growth from ${half} to ${idle} connections ÷ ${idle - half})`);
+  const results = await alternateRounds(rounds, sides as readonly ('node' | 'node-before' | 'raw')[], async (side) => {
+    const server = side === 'node-before' ? fork(copy!, ['--role=node'], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: 'inherit' }) : spawn(side);
+    const kind = side === 'raw' ? 'raw' : 'node';
     const port = await callIpc<number>(server, 'port');
-    // Warm-up: one-time costs (JIT, crypto thread pool, buffers) are not per-connection costs.
-    const warm = Math.min(500, idle);
-    await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind, port, count: share(warm, i) })));
-    await waitCount(server, warm);
-    await Promise.all(group.map((c) => callIpc(c, 'close', { kind })));
-    await waitCount(server, 0);
+    const connect = async (n: number, total: number): Promise<Memory> => {
+      await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind, port, count: share(n, i) })));
+      await waitCount(server, total);
+      await sleep(500);
+      return callIpc<Memory>(server, 'mem');
+    };
     await sleep(300);
-    const before = await callIpc<NodeJS.MemoryUsage>(server, 'mem');
-    await Promise.all(group.map((c, i) => callIpc(c, 'connect', { kind, port, count: share(idle, i) })));
-    await waitCount(server, idle);
-    await sleep(500);
-    const after = await callIpc<NodeJS.MemoryUsage>(server, 'mem');
-    const per = (k: 'rss' | 'heapUsed'): string => ((after[k] - before[k]) / idle / 1024).toFixed(2);
-    console.log(`${kind === 'node' ? 'RealtimeNode (connected + subscribed)' : 'raw ws (open)'}: RSS ${per('rss')} KiB/conn, heap ${per('heapUsed')} KiB/conn`);
+    const atZero = await callIpc<Memory>(server, 'mem');
+    const atHalf = await connect(half, half);
+    const atAll = await connect(idle - half, idle);
     await Promise.all(group.map((c) => callIpc(c, 'close', { kind })));
     server.kill();
+    const per = (k: keyof Memory): number => (atAll[k] - atHalf[k]) / (idle - half) / 1024;
+    const fromZero = (k: keyof Memory): number => (atAll[k] - atZero[k]) / idle / 1024;
+    return { rss: per('rss'), heapUsed: per('heapUsed'), rssFromZero: fromZero('rss'), heapFromZero: fromZero('heapUsed'), newSpace: (atAll.newSpace - atHalf.newSpace) / 1048576, newSpaceAtHalf: atHalf.newSpace / 1048576 };
+  });
+  const labels = { node: 'RealtimeNode (connected + subscribed)', 'node-before': `RealtimeNode of ${before} (connected + subscribed)`, raw: 'raw ws (open)' };
+  for (const side of sides) {
+    const rs = results[side];
+    const list = (f: (r: (typeof rs)[number]) => number, digits = 2): string => rs.map((r) => f(r).toFixed(digits)).join(' / ');
+    console.log(
+      `${labels[side]}: RSS ${list((r) => r.rss)} KiB/conn, heap ${list((r) => r.heapUsed)} KiB/conn ` +
+        `(young generation resident ${list((r) => r.newSpaceAtHalf, 1)} MiB at ${half}, growth after ${list((r) => r.newSpace, 1)} MiB); ` +
+        `counted from 0 connections, one-time costs included: RSS ${list((r) => r.rssFromZero)} KiB/conn, heap ${list((r) => r.heapFromZero)} KiB/conn`,
+    );
   }
-  for (const c of group) c.kill();
 }
 
 /** A latency shape: `channels` channels (streamers), `perChannel` subscribers each, `rate` donations/s spread over them. */
