@@ -69,17 +69,17 @@ function validateNewAccount(input: NewAccount): FieldMessages {
   const errors: FieldMessages = {};
   const add = (field: string, message: Message) => addFieldMessage(errors, field, message);
   const email = normalizeEmail(input.email ?? '');
-  if (!email) add('email', msg('err.field.required', { field: 'email' }));
+  if (!email) add('email', msg('err.field.required', { field: msg('err.label.email') }));
   else if (email.length > 254 || !EMAIL.test(email)) add('email', msg('err.account.email_invalid'));
   const name = (input.name ?? '').trim();
-  if (!name) add('name', msg('err.field.required', { field: 'name' }));
+  if (!name) add('name', msg('err.field.required', { field: msg('err.label.name') }));
   else if (!NAME.test(name)) add('name', msg('err.account.name_rule'));
   const problem = passwordProblem(input.password ?? '', email, name);
   if (problem) add('password', problem);
   if (input.currency !== undefined && !isOutputCurrency(input.currency)) {
     add('currency', msg('err.currency.one_of', { list: OUTPUT_CURRENCIES.join(', ') }));
   }
-  if (input.language !== undefined && !isLocale(input.language)) add('language', msg('err.field.one_of', { label: 'language', list: LOCALES.join(', ') }));
+  if (input.language !== undefined && !isLocale(input.language)) add('language', msg('err.field.one_of', { label: msg('err.label.language'), list: LOCALES.join(', ') }));
   return errors;
 }
 
@@ -94,14 +94,14 @@ export async function createAccount(db: Kysely<DB>, input: NewAccount): Promise<
   const email = normalizeEmail(input.email);
   const name = input.name.trim();
   const nameKey = name.toLowerCase();
-  if (await repo.findUserByEmail(db, email)) throw ValidationError.field('email', msg('err.field.taken', { field: 'email' }));
+  if (await repo.findUserByEmail(db, email)) throw ValidationError.field('email', msg('err.field.taken', { field: msg('err.label.email') }));
 
   const baseCode = codeFromName(name);
   const passwordHash = await hashPassword(input.password);
   for (let attempt = 0; attempt < 20; attempt++) {
     const code = attempt === 0 ? baseCode : `${baseCode.slice(0, 28)}_${randomInt(1000, 9999)}`;
     const taken = await repo.codeOrNameTaken(db, code, nameKey);
-    if (taken.name) throw ValidationError.field('name', msg('err.field.taken', { field: 'name' }));
+    if (taken.name) throw ValidationError.field('name', msg('err.field.taken', { field: msg('err.label.name') }));
     if (taken.code) continue;
     const now = Date.now();
     try {
@@ -127,8 +127,8 @@ export async function createAccount(db: Kysely<DB>, input: NewAccount): Promise<
         return user;
       });
     } catch (err) {
-      if (isUniqueViolation(err, 'email')) throw ValidationError.field('email', msg('err.field.taken', { field: 'email' }));
-      if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', msg('err.field.taken', { field: 'name' }));
+      if (isUniqueViolation(err, 'email')) throw ValidationError.field('email', msg('err.field.taken', { field: msg('err.label.email') }));
+      if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', msg('err.field.taken', { field: msg('err.label.name') }));
       if (isUniqueViolation(err)) continue; // code or promocode collided with a concurrent sign-up: retry
       throw err;
     }

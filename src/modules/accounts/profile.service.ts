@@ -41,7 +41,7 @@ const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '')
 function avatarField(errors: Errors, value: unknown): string | null {
   const avatar = text(value);
   if (!avatar) return null;
-  if (avatar.length > AVATAR_MAX) add(errors, 'avatar', msg('err.field.max_chars_short', { label: 'avatar', max: AVATAR_MAX }));
+  if (avatar.length > AVATAR_MAX) add(errors, 'avatar', msg('err.field.max_chars_short', { label: msg('err.label.avatar'), max: AVATAR_MAX }));
   else {
     let url: URL | null = null;
     try {
@@ -62,24 +62,24 @@ function avatarField(errors: Errors, value: unknown): string | null {
 export async function updateProfile(db: Kysely<DB>, userId: number, input: ProfileInput): Promise<UserRow> {
   const errors: Errors = {};
   const name = text(input.name);
-  if (!name) add(errors, 'name', msg('err.field.required', { field: 'name' }));
+  if (!name) add(errors, 'name', msg('err.field.required', { field: msg('err.label.name') }));
   else if (!NAME.test(name)) add(errors, 'name', msg('err.account.name_rule'));
   const avatar = avatarField(errors, input.avatar);
   const language = text(input.language);
-  if (!isLocale(language)) add(errors, 'language', msg('err.field.one_of', { label: 'language', list: LOCALES.join(', ') }));
+  if (!isLocale(language)) add(errors, 'language', msg('err.field.one_of', { label: msg('err.label.language'), list: LOCALES.join(', ') }));
   const currency = text(input.currency).toUpperCase();
   if (!isOutputCurrency(currency)) add(errors, 'currency', msg('err.currency.one_of', { list: OUTPUT_CURRENCIES.join(', ') }));
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const nameKey = name.toLowerCase();
-  if (await repo.nameKeyTaken(db, nameKey, userId)) throw ValidationError.field('name', msg('err.field.taken', { field: 'name' }));
+  if (await repo.nameKeyTaken(db, nameKey, userId)) throw ValidationError.field('name', msg('err.field.taken', { field: msg('err.label.name') }));
   try {
     const row = await repo.updateUser(db, userId, { name, name_key: nameKey, avatar, language, currency });
     if (!row) throw new NotFoundError(msg('err.account.not_found'));
     return row;
   } catch (err) {
     // A concurrent rename to the same name: the unique index decides.
-    if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', msg('err.field.taken', { field: 'name' }));
+    if (isUniqueViolation(err, 'name_key')) throw ValidationError.field('name', msg('err.field.taken', { field: msg('err.label.name') }));
     throw err;
   }
 }

@@ -43,8 +43,8 @@ export function redirectUriProblem(uri: string): Message | null {
 function validate(name: string, redirectUris: string[]): FieldMessages {
   const errors: FieldMessages = {};
   const trimmed = name.trim();
-  if (!trimmed) errors.name = [msg('err.field.required', { field: 'name' })];
-  else if (trimmed.length > 100) errors.name = [msg('err.field.max_chars_short', { label: 'name', max: 100 })];
+  if (!trimmed) errors.name = [msg('err.field.required', { field: msg('err.label.title_name') })];
+  else if (trimmed.length > 100) errors.name = [msg('err.field.max_chars_short', { label: msg('err.label.title_name'), max: 100 })];
   const uris = redirectUris.map((u) => u.trim()).filter(Boolean);
   if (uris.length === 0) errors.redirect_uris = [msg('err.app.uri_required')];
   else if (uris.length > MAX_REDIRECT_URIS) errors.redirect_uris = [msg('err.app.too_many_uris', { max: MAX_REDIRECT_URIS })];

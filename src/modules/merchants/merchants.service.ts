@@ -32,20 +32,20 @@ export async function createMerchant(db: Kysely<DB>, input: { clientId: number; 
   const identifier = (input.identifier ?? '').trim();
   const name = (input.name ?? '').trim();
   const errors: FieldMessages = {};
-  if (!identifier) errors.identifier = [msg('err.field.required', { field: 'identifier' })];
-  else if (identifier.length > MERCHANT_LIMITS.identifier) errors.identifier = [msg('err.field.max_chars_short', { label: 'identifier', max: MERCHANT_LIMITS.identifier })];
+  if (!identifier) errors.identifier = [msg('err.field.required', { field: msg('err.label.identifier') })];
+  else if (identifier.length > MERCHANT_LIMITS.identifier) errors.identifier = [msg('err.field.max_chars_short', { label: msg('err.label.identifier'), max: MERCHANT_LIMITS.identifier })];
   else if (!IDENTIFIER.test(identifier)) errors.identifier = [msg('err.merchant.identifier_rule')];
-  if (!name) errors.name = [msg('err.field.required', { field: 'name' })];
-  else if (name.length > MERCHANT_LIMITS.name) errors.name = [msg('err.field.max_chars_short', { label: 'name', max: MERCHANT_LIMITS.name })];
+  if (!name) errors.name = [msg('err.field.required', { field: msg('err.label.title_name') })];
+  else if (name.length > MERCHANT_LIMITS.name) errors.name = [msg('err.field.max_chars_short', { label: msg('err.label.title_name'), max: MERCHANT_LIMITS.name })];
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const app = await findApp(db, input.clientId);
   if (!app) throw new NotFoundError(msg('err.app.not_found', { id: input.clientId }));
-  if (await findMerchantByIdentifier(db, identifier)) throw ValidationError.field('identifier', msg('err.field.taken', { field: 'identifier' }));
+  if (await findMerchantByIdentifier(db, identifier)) throw ValidationError.field('identifier', msg('err.field.taken', { field: msg('err.label.identifier') }));
   try {
     return toMerchantView(await insertMerchant(db, { app_id: app.id, identifier, name }));
   } catch (err) {
-    if (isUniqueViolation(err, 'identifier')) throw ValidationError.field('identifier', msg('err.field.taken', { field: 'identifier' }));
+    if (isUniqueViolation(err, 'identifier')) throw ValidationError.field('identifier', msg('err.field.taken', { field: msg('err.label.identifier') }));
     throw err;
   }
 }

@@ -59,7 +59,7 @@ function flagField(errors: FieldErrors, field: string, value: unknown): 0 | 1 | 
 
 function typeField(errors: FieldErrors, value: unknown): PollType | undefined {
   if (isPollType(value)) return value;
-  add(errors, 'type', msg('err.field.one_of', { label: 'type', list: POLL_TYPES.join(', ') }));
+  add(errors, 'type', msg('err.field.one_of', { label: msg('err.label.type'), list: POLL_TYPES.join(', ') }));
   return undefined;
 }
 

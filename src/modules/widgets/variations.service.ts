@@ -150,11 +150,11 @@ type LabelledField = keyof typeof LABELS;
 async function check(input: VariationInput, maxBytes: number): Promise<Checked> {
   const errors: FieldMessages = {};
   const type = text(input.type) as AlertType;
-  if (!ALERT_TYPES.includes(type)) errors.type = [msg('err.field.one_of', { label: 'type', list: ALERT_TYPES.join(', ') })];
+  if (!ALERT_TYPES.includes(type)) errors.type = [msg('err.field.one_of', { label: msg('err.label.type'), list: ALERT_TYPES.join(', ') })];
 
   const name = text(input.name);
-  if (!name) errors.name = [msg('err.field.required', { field: 'name' })];
-  else if ([...name].length > VARIATION_LIMITS.name) errors.name = [msg('err.field.max_chars_short', { label: 'name', max: VARIATION_LIMITS.name })];
+  if (!name) errors.name = [msg('err.field.required', { field: msg('err.label.title_name') })];
+  else if ([...name].length > VARIATION_LIMITS.name) errors.name = [msg('err.field.max_chars_short', { label: msg('err.label.title_name'), max: VARIATION_LIMITS.name })];
 
   const amount = (field: 'min_amount' | 'tts_min_amount', value: unknown): number => {
     const raw = text(value);
