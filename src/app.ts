@@ -3,6 +3,7 @@ import { apiPlugin } from './api/api.plugin.js';
 import { registerOpenApi } from './api/openapi.js';
 import { registerRateLimit } from './api/rate-limit.js';
 import type { AppContext } from './app-context.js';
+import type { WorkerRole } from './cluster/worker-role.js';
 import type { Config } from './config/config.js';
 import { loadSecrets, type Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
@@ -46,6 +47,8 @@ export interface AppOverrides {
   logger?: boolean;
   /** Where the Stripe client sends API requests (tests: a loopback stand-in of the Stripe API). */
   stripeApi?: StripeApiEndpoint;
+  /** A worker of `serve --workers N` (src/cluster/): shared state through the primary, no relay or dispatcher here. */
+  worker?: WorkerRole;
 }
 
 /** Builds the whole service from config; server.ts listens, tests inject. Runs migrations. */
@@ -79,6 +82,10 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     const { RevocationBus } = await import('./security/revocation-bus.js');
     const bus = await RevocationBus.connect(revocations, config.redisUrl, config.redisPrefix, app.log);
     app.addHook('onClose', async () => bus.close());
+  } else if (overrides.worker?.shareRevocations) {
+    // Workers of one server without Redis: the primary carries revocations between them.
+    const stop = overrides.worker.shareRevocations(revocations);
+    app.addHook('onClose', async () => stop());
   }
   const tokens = new TokenStore(database.db, { accessTokenTtl: config.accessTokenTtl, refreshTokenTtl: config.refreshTokenTtl }, { revocations });
   const realtimeTokens = new RealtimeTokens(database.db, secrets.realtimeTokenSecret, revocations);
@@ -89,8 +96,9 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     const stops = [database.onQuery((seconds, failed) => prometheus.dbQuery(seconds, failed)), tokens.onCheck((valid, cached) => prometheus.tokenCheck(valid, cached))];
     app.addHook('onClose', async () => stops.forEach((stop) => stop()));
   }
-  const realtime = await setUpRealtime(app, config, database, realtimeTokens, metrics);
-  const nodes = database.dialect === 'postgres' ? new NodeRegistry(database.db, config, app.log) : null;
+  const worker = overrides.worker;
+  const realtime = await setUpRealtime(app, config, database, realtimeTokens, metrics, worker?.broker ?? undefined);
+  const nodes = database.dialect === 'postgres' ? new NodeRegistry(database.db, config, app.log, worker?.brokerIdentity ? { brokerIdentity: worker.brokerIdentity } : {}) : null;
   if (nodes) {
     app.addHook('onReady', async () => nodes.start());
     app.addHook('onClose', async () => nodes.stop());
@@ -106,6 +114,11 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   });
   relay.onPublished((_event, createdAt, publishedAt) => metrics.published((publishedAt - createdAt) / 1000));
   const webhooks = new WebhookDispatcher(database, { config: config.webhooks, encryptionKey: secrets.encryptionKey, owner: new ClaimOwner(nodeId), logger: app.log });
+  if (worker) {
+    // The relay and the dispatcher run in the primary: each commit here tells it to look now.
+    const stop = database.onCommit(() => worker.committed());
+    app.addHook('onClose', async () => stop());
+  }
   const payments = await PaymentProviders.create(config.payments, overrides.stripeApi);
   const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtimeTokens, revocations, realtime, relay, webhooks, metrics, nodes, payments };
   app.decorate('ctx', ctx);
@@ -118,7 +131,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   registerJsonContentType(app);
   await registerSecurityHeaders(app);
   await registerBodyParsers(app);
-  await registerRateLimit(app);
+  await registerRateLimit(app, worker?.rateLimitStore ?? undefined);
   await registerOpenApi(app);
   app.setErrorHandler(errorHandler(jsonUnlessHtmlAsked, localizedErrorPage));
   app.setNotFoundHandler(notFoundHandler(jsonUnlessHtmlAsked, localizedErrorPage));
@@ -139,7 +152,10 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   await app.register(assetsPlugin);
   await app.register(goalSweeper);
   await app.register(pendingDonationSweeper);
-  await app.register(outboxRelayPlugin);
-  await app.register(webhookDispatcherPlugin);
+  if (!worker) {
+    // Once per server: a worker's primary runs them (src/cluster/primary.ts).
+    await app.register(outboxRelayPlugin);
+    await app.register(webhookDispatcherPlugin);
+  }
   return app;
 }

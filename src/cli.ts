@@ -44,6 +44,18 @@ function positiveInt(value: string): number {
   return Number(value);
 }
 
+/**
+ * `serve --workers <n>`: worker processes sharing the port; `auto` is one per core this process may
+ * use. Cores are counted only for `auto` (node:os is loaded then), so other commands never pay for it.
+ */
+export function workersOption(value: string): number | 'auto' {
+  const v = value.trim().toLowerCase();
+  if (v === 'auto') return 'auto';
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw new InvalidArgumentError('must be a whole number of at least 1, or "auto" (one per core).');
+  if (Number(v) > 256) throw new InvalidArgumentError('must be at most 256.');
+  return Number(v);
+}
+
 function nonNegativeInt(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError('must be a whole number (0 or more).');
   return Number(value);
@@ -62,9 +74,19 @@ export function buildCli(): Command {
   program
     .command('serve')
     .description('Run the HTTP API, OAuth server, pages and real-time endpoint (migrates first).')
-    .action(async () => {
-      const { startServer } = await import('./server.js');
-      await startServer(config());
+    .addOption(
+      new Option('--workers <n>', 'worker processes sharing the port (node:cluster): a number, or "auto" for one per core').default(1).argParser(workersOption),
+    )
+    .action(async (opts: { workers: number | 'auto' }) => {
+      const workers = opts.workers === 'auto' ? (await import('node:os')).availableParallelism() : opts.workers;
+      if (workers === 1) {
+        const { startServer } = await import('./server.js');
+        await startServer(config());
+        return;
+      }
+      // The cluster modules load only here: a one-process server never loads them.
+      const { runCluster } = await import('./cluster/cluster.js');
+      await runCluster(config(), workers);
     });
 
   program

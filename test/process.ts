@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,10 +53,24 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `openalerts serve` on a free port (or `env.PORT`: a restart on the same one) and waits until /healthz answers. */
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<ServerProcess> {
+/**
+ * How many worker processes `startServerProcess` asks for when the caller does not say:
+ * OPENALERTS_TEST_WORKERS=2 runs every process-based test against `serve --workers 2`
+ * (test/e2e/workers-conformance.test.ts sets it for the real-time end-to-end cases).
+ */
+export function defaultTestWorkers(): number {
+  const n = Number(process.env.OPENALERTS_TEST_WORKERS ?? '1');
+  return Number.isInteger(n) && n > 1 ? n : 1;
+}
+
+/**
+ * Starts `openalerts serve` on a free port (or `env.PORT`: a restart on the same one) and waits until /healthz answers.
+ * `workers` > 1 runs it as `serve --workers <n>` (its workers start more slowly: each loads the app).
+ */
+export async function startServerProcess(env: Record<string, string>, timeoutMs?: number, workers = defaultTestWorkers()): Promise<ServerProcess> {
+  timeoutMs ??= workers > 1 ? 60_000 : 20_000;
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child = spawn(process.execPath, [...CLI, 'serve'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI, 'serve', ...(workers > 1 ? ['--workers', String(workers)] : [])], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -67,7 +81,8 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
     try {
       const res = await fetch(`${url}/healthz`);
-      if (res.ok) break;
+      // With workers, the first one listening answers before the others are up: wait for all.
+      if (res.ok && (workers === 1 || output.includes('worker processes on port'))) break;
     } catch {
       // not listening yet
     }
@@ -86,4 +101,16 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
       return exited;
     },
   };
+}
+
+/** The worker processes of a `serve --workers N` primary (its children). */
+export function workerPids(primary: ChildProcess): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .map((l) => Number(l.trim()))
+      .filter((pid) => pid > 0);
+  } catch {
+    return []; // ps exits 1 when there are none
+  }
 }

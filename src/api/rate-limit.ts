@@ -25,9 +25,10 @@ export async function rateLimitKey(request: FastifyRequest): Promise<string> {
  * The counter store of @fastify/rate-limit, registered once at the root and shared by every
  * plugin: it limits nothing by itself — the API plugin applies `apiRateLimit` to its routes, and a
  * page opts in with its route's `config.rateLimit`. Counters live in memory on one node and in
- * Redis when REDIS_URL is set, so every node of a deployment shares them.
+ * Redis when REDIS_URL is set, so every node of a deployment shares them; the workers of one
+ * `serve --workers N` without Redis count in their primary (`store`, src/cluster/rate-limit-store.ts).
  */
-export async function registerRateLimit(app: FastifyInstance): Promise<void> {
+export async function registerRateLimit(app: FastifyInstance, store?: new (params: object) => object): Promise<void> {
   const { config, secrets } = app.ctx;
   let redis: Redis | undefined;
   if (config.redisUrl) {
@@ -51,7 +52,7 @@ export async function registerRateLimit(app: FastifyInstance): Promise<void> {
     // One namespace per deployment (all its nodes share SECRET_KEY), so two deployments — or two
     // test apps — on one Redis never share counters.
     nameSpace: `openalerts:ratelimit:${sha256Hex(secrets.cookieSecret).slice(0, 12)}:`,
-    ...(redis ? { redis } : {}),
+    ...(redis ? { redis } : store ? { store: store as never } : {}),
   });
 }
 

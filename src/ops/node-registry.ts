@@ -12,6 +12,8 @@ export interface NodeRegistryOptions {
   heartbeatMs?: number;
   /** A node not seen for this long is gone (it died without saying so). */
   staleAfterMs?: number;
+  /** Instead of brokerIdentity(config): the workers of one `serve --workers N` share their primary's broker. */
+  brokerIdentity?: string;
 }
 
 /** What the broker of a node is, in a form nodes can compare without revealing the Redis URL. */
@@ -40,7 +42,7 @@ export class NodeRegistry {
 
   constructor(db: Kysely<DB>, config: Pick<Config, 'redisUrl' | 'redisPrefix'>, logger: Logger, opts: NodeRegistryOptions = {}) {
     this.#db = db;
-    this.#broker = brokerIdentity(config);
+    this.#broker = opts.brokerIdentity ?? brokerIdentity(config);
     this.#logger = logger;
     this.#heartbeatMs = opts.heartbeatMs ?? 10_000;
     this.#staleAfterMs = opts.staleAfterMs ?? 35_000;

@@ -6,7 +6,7 @@ import { observedBroker } from '../metrics/observed-broker.js';
 import type { EventPublisher } from '../modules/outbox/events.js';
 import { loadChannelHistories } from '../modules/outbox/outbox.repository.js';
 import type { RealtimeTokens } from '../modules/realtime-tokens/realtime-tokens.service.js';
-import type { Broker } from './broker.js';
+import type { Broker, PublishOptions } from './broker.js';
 import { MemoryBroker } from './broker-memory.js';
 import { RealtimeNode } from './node.js';
 
@@ -28,26 +28,31 @@ export interface Realtime {
  * relay feeds it through. On close, clients get 3001 (reconnect) first; the broker closes last,
  * after the relay (a child plugin) has stopped.
  */
-export async function setUpRealtime(app: FastifyInstance, config: Readonly<Config>, database: Database, tokens: RealtimeTokens, metrics: Metrics): Promise<Realtime> {
+export async function setUpRealtime(
+  app: FastifyInstance,
+  config: Readonly<Config>,
+  database: Database,
+  tokens: RealtimeTokens,
+  metrics: Metrics,
+  /** A worker of `serve --workers N` without Redis: the broker its primary holds (broker-ipc.ts). */
+  sharedBroker?: Broker,
+): Promise<Realtime> {
   // Without Redis the history lives in this process and, across restarts, in the outbox. The Redis
   // modules (and ioredis) are loaded only when REDIS_URL is set.
-  const memory = config.redisUrl ? null : new MemoryBroker();
+  const memory = config.redisUrl || sharedBroker ? null : new MemoryBroker();
   const broker: Broker = observedBroker(
-    memory ?? new (await import('./broker-redis.js')).RedisBroker({ url: config.redisUrl!, prefix: `${config.redisPrefix}.rt`, logger: app.log }),
+    sharedBroker ?? memory ?? (await redisBroker(config, app.log)),
     metrics,
   );
+  const history = historyOptions(config);
   const node = new RealtimeNode({
     tokens,
     broker,
     version: REALTIME_VERSION,
     logger: app.log,
-    history: { size: config.historySize, ttlMs: config.historyTtl * 1000 },
+    history: { size: history.historySize, ttlMs: history.historyTtlMs, metaTtlMs: history.historyMetaTtlMs },
   });
-  if (memory) {
-    const h = node.historyOptions;
-    const now = Date.now();
-    memory.restore(await loadChannelHistories(database.db, { since: now - h.historyTtlMs, size: h.historySize, streamsSince: now - h.historyMetaTtlMs }), h);
-  }
+  if (memory) await restoreStreams(memory, database, history);
   node.attach(app.server);
   tokens.onRevoked((revoked) => node.disconnectWhere(revoked));
   node.onRecovery((recovered) => metrics.recovery(recovered));
@@ -62,13 +67,33 @@ export async function setUpRealtime(app: FastifyInstance, config: Readonly<Confi
   return { node, broker, publisher, historyInDatabase: memory !== null };
 }
 
+/** Size and TTLs of recoverable channels' history, as the configuration sets them. */
+export function historyOptions(config: Pick<Config, 'historySize' | 'historyTtl'>): PublishOptions {
+  return { historySize: config.historySize, historyTtlMs: config.historyTtl * 1000, historyMetaTtlMs: HISTORY_META_TTL_MS };
+}
+
+/** How long a channel's epoch and offset outlive its last publication or history read. */
+const HISTORY_META_TTL_MS = 30 * 24 * 3600_000;
+
+/** The Redis broker of REDIS_URL (ioredis is loaded only then). */
+export async function redisBroker(config: Readonly<Config>, logger: { error(obj: object, msg?: string): void }): Promise<Broker> {
+  const { RedisBroker } = await import('./broker-redis.js');
+  return new RedisBroker({ url: config.redisUrl!, prefix: `${config.redisPrefix}.rt`, logger });
+}
+
+/** The in-memory broker continues the streams the outbox kept (the relay records offsets and tops). */
+export async function restoreStreams(memory: MemoryBroker, database: Database, h: PublishOptions): Promise<void> {
+  const now = Date.now();
+  memory.restore(await loadChannelHistories(database.db, { since: now - h.historyTtlMs, size: h.historySize, streamsSince: now - h.historyMetaTtlMs }), h);
+}
+
 /**
  * The node as the outbox relay sees it. A stored event's payload is JSON text: it goes to every
  * channel of the event as it is. Its outbox identity keys the publication, so publishing it again
  * after a crash makes no second one (with its creation time: a database recreated from scratch
  * reuses ids, and Redis may still remember them).
  */
-export function eventPublisher(node: RealtimeNode): EventPublisher {
+export function eventPublisher(node: Pick<RealtimeNode, 'publishEncoded'>): EventPublisher {
   return {
     publish: (event) => {
       const key = `${event.id}@${event.createdAt}`;
