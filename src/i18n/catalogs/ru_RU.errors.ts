@@ -9,7 +9,7 @@ const ru_RU_errors: Record<keyof typeof en_US_errors, string> = {
   'err.field.required': 'Заполните поле «{field}».',
   'err.field.max_chars': 'В поле «{field}» не больше {max, plural, one {# символа} few {# символов} many {# символов} other {# символа}}.',
   'err.field.min_chars': 'В поле «{field}» не меньше {min, plural, one {# символа} few {# символов} many {# символов} other {# символа}}.',
-  'err.field.type': 'В поле «{field}» нужно {type, select, integer {целое число} array {несколько значений (массив)} other {значение типа {type}}}.',
+  'err.field.type': 'В поле «{field}» нужно {type, select, integer {целое число} number {число} string {строковое значение} boolean {значение true или false} array {несколько значений (массив)} object {объект} other {значение типа {type}}}.',
   'err.field.selected_invalid': 'Такого значения нет среди допустимых для «{field}».',
   'err.field.min_value': 'Значение «{field}» должно быть не меньше {min}.',
   'err.field.max_value': 'Значение «{field}» должно быть не больше {max}.',
