@@ -17,7 +17,11 @@ type OpenedName<R extends string> = R extends `${infer Head}}${string}`
     : Checked<Trim<Head>>
   : never;
 type Checked<N extends string> = N extends '' ? never : N extends `${string}${' ' | '#' | '{'}${string}` ? never : N;
-/** The ICU argument names of an English message, read from its literal type. */
+/**
+ * The ICU argument names of an English message, read from its literal type. An option body of a
+ * single word (`{n, select, a {yes} other {no}}`) would read as an argument too: write option
+ * bodies of error messages with a space, as they all are.
+ */
 export type ArgumentsOf<S extends string> = S extends `${string}{${infer Rest}` ? OpenedName<Rest> | ArgumentsOf<Rest> : never;
 
 /** The arguments a code's English text needs: a missing or misspelt one is a compile error. */
@@ -46,8 +50,4 @@ export function renderMessage(t: Translator, message: Message): string {
 /** The English text of a message: what the API, the CLI and the logs show. */
 export function englishText(message: Message): string {
   return renderMessage(english(), message);
-}
-
-export function isMessage(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && typeof (value as Message).code === 'string' && typeof (value as Message).params === 'object';
 }

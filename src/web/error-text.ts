@@ -1,5 +1,5 @@
-import type { DomainError, FieldMessages, ValidationError } from '../domain/errors.js';
-import { renderMessage, type Message } from '../i18n/messages.js';
+import type { DomainError, ValidationError } from '../domain/errors.js';
+import { renderMessage } from '../i18n/messages.js';
 import type { Translator } from '../i18n/translator.js';
 
 /**
@@ -10,16 +10,7 @@ export function errorText(t: Translator, err: DomainError): string {
   return renderMessage(t, err.detail);
 }
 
-/** A message in the page's language. */
-export function messageText(t: Translator, message: Message): string {
-  return renderMessage(t, message);
-}
-
 /** Each field's messages in the page's language, for the form's inline errors. */
 export function fieldErrorTexts(t: Translator, err: ValidationError): Record<string, string[]> {
-  return fieldMessageTexts(t, err.fields);
-}
-
-export function fieldMessageTexts(t: Translator, fields: FieldMessages): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(fields).map(([field, list]) => [field, list.map((m) => renderMessage(t, m))]));
+  return Object.fromEntries(Object.entries(err.fields).map(([field, list]) => [field, list.map((m) => renderMessage(t, m))]));
 }
