@@ -11,8 +11,8 @@
  * that time. Rounds alternate between the sides (the order rotates). The clients are raw sockets
  * that only count publications in the bytes they receive (no WebSocket parsing), so the load
  * generator costs little next to the servers. The servers' CPU time per round (utime + stime of the
- * primary and its workers, /proc) is reported too: on a shared machine it tells what the wall
- * clock cannot.
+ * primary and its workers, /proc) is reported too, and the load generator's own (it shares the
+ * machine's cores with the servers): on a shared machine they tell what the wall clock cannot.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -179,6 +179,7 @@ async function main(): Promise<void> {
     const target = d.count + BURST * SUBSCRIBERS;
     d.firstAt = 0;
     const cpuBefore = cpuMs(side.child.pid!);
+    const clientBefore = process.cpuUsage();
     const load = os.loadavg()[0]!;
     await db.db.transaction().execute(async (tx) => {
       for (let i = 0; i < BURST; i++) await createDonation(tx, { userId, amount: '1', currency: 'EUR', username: `r${r}d${i}` });
@@ -191,7 +192,9 @@ async function main(): Promise<void> {
     // From the first publication any subscriber received to the last one all of them had.
     const seconds = (d.lastAt - d.firstAt) / 1000;
     const cpu = cpuMs(side.child.pid!) - cpuBefore;
-    const result = { deliveriesPerSecond: Math.round((BURST * SUBSCRIBERS) / seconds), seconds: +seconds.toFixed(3), serverCpuMsPer1kDeliveries: +((cpu / (BURST * SUBSCRIBERS)) * 1000).toFixed(2), load1: +load.toFixed(1) };
+    const clientUsage = process.cpuUsage(clientBefore);
+    const clientCpu = (clientUsage.user + clientUsage.system) / 1000;
+    const result = { deliveriesPerSecond: Math.round((BURST * SUBSCRIBERS) / seconds), seconds: +seconds.toFixed(3), serverCpuMsPer1kDeliveries: +((cpu / (BURST * SUBSCRIBERS)) * 1000).toFixed(2), serverCpuMs: Math.round(cpu), clientCpuMs: Math.round(clientCpu), load1: +load.toFixed(1) };
     console.error(`round ${r + 1} ${name}: ${JSON.stringify(result)}`);
     await new Promise((res) => setTimeout(res, 300));
     return result;
@@ -212,8 +215,8 @@ async function main(): Promise<void> {
           machine: machine(),
           subscribers: SUBSCRIBERS,
           burst: BURST,
-          one: { median: median(one), rounds: one, cpuMsPer1k: results.one.map((x) => x.serverCpuMsPer1kDeliveries) },
-          two: { median: median(two), rounds: two, cpuMsPer1k: results.two.map((x) => x.serverCpuMsPer1kDeliveries) },
+          one: { median: median(one), rounds: one, cpuMsPer1k: results.one.map((x) => x.serverCpuMsPer1kDeliveries), clientCpuMs: results.one.map((x) => x.clientCpuMs) },
+          two: { median: median(two), rounds: two, cpuMsPer1k: results.two.map((x) => x.serverCpuMsPer1kDeliveries), clientCpuMs: results.two.map((x) => x.clientCpuMs) },
           ratioOfMedians: +(median(two) / median(one)).toFixed(2),
           ratioPerRound: ratios,
           load1PerRound: results.one.map((x, i) => [x.load1, results.two[i]!.load1]),
