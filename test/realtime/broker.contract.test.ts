@@ -5,6 +5,7 @@ import type { Broker, Publication, PublishOptions } from '../../src/realtime/bro
 import { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import { RedisBroker } from '../../src/realtime/broker-redis.js';
 import { cleanRedis, redisOrSkip, uniquePrefix } from './helpers.js';
+import { ipcCluster } from '../cluster/ipc-pair.js';
 import { sleep, until } from '../wait.js';
 
 const H: PublishOptions = { historySize: 10, historyTtlMs: 60_000, historyMetaTtlMs: 0 };
@@ -137,6 +138,12 @@ function contract(name: string, make: () => Promise<{ broker: Broker; cleanup():
 }
 
 contract('memory', async () => ({ broker: new MemoryBroker(), cleanup: async () => {} }));
+
+// A worker of `serve --workers N` without Redis: its broker asks the primary's (src/cluster/).
+contract('ipc (a worker through its primary)', async () => {
+  const cluster = ipcCluster();
+  return { broker: cluster.worker(1), cleanup: async () => cluster.close() };
+});
 
 contract('redis', async () => {
   const admin: Redis | null = await redisOrSkip();
