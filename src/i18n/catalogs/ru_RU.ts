@@ -2,7 +2,7 @@ import type { MessageKey } from './en_US.js';
 import ru_RU_errors from './ru_RU.errors.js';
 
 /** Complete: the type makes a missing key a compile error. Plurals: one / few / many / other. */
-const ru_RU: Record<MessageKey, string> = {
+const ru_RU: Record<MessageKey, string> = Object.assign({
   'layout.brand': 'OpenAlerts',
   'layout.title': '{title} · OpenAlerts',
   'layout.log_in': 'Войти',
@@ -614,8 +614,9 @@ const ru_RU: Record<MessageKey, string> = {
   'payments.signed.rotate': "Новый секрет",
   'payments.signed.rotate_confirm': "Создать новый секрет? Запросы, подписанные старым, с этого момента отклоняются.",
   'payments.signed.rotated': "Создан новый секрет для подписи. Обновите его везде, откуда вы отправляете подписанные донаты.",
-
-  ...ru_RU_errors,
-};
+} satisfies Partial<Record<MessageKey, string>>,
+  // With Object.assign rather than a spread at the end of the literal (see en_US.ts).
+  ru_RU_errors,
+);
 
 export default ru_RU;
