@@ -24,7 +24,11 @@
  * Targets: serve ≤ 2 × bare and ≤ 500 ms; help and user-show ≤ 300 ms (quiet machine); idle serve
  * on SQLite ≤ 90 MiB RSS.
  *
- *   node --import tsx bench/startup.ts [--rounds=15] [--rss-rounds=3] [--idle-seconds=5]
+ * With --before=DIR (an older checkout with its dist/ built and node_modules, e.g. `git archive
+ * <commit> | tar -x -C DIR`, a node_modules symlink and `node DIR/scripts/build.js`), its `serve`
+ * is one more side, `serve-before`, on a database of its own, in both parts.
+ *
+ *   node --import tsx bench/startup.ts [--rounds=15] [--rss-rounds=3] [--idle-seconds=5] [--before=DIR]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -40,7 +44,7 @@ const BIN = path.join(ROOT, 'bin', 'openalerts.js');
 const EMAIL = 'startup-bench@example.com';
 const BARE_FASTIFY = "require('fastify')().get('/healthz', async () => ({ status: 'ok' })).listen({ port: Number(process.env.PORT), host: '127.0.0.1' })";
 
-type Side = 'serve' | 'serve-dev' | 'bare' | 'help' | 'user-show' | 'node';
+type Side = 'serve' | 'serve-before' | 'serve-dev' | 'bare' | 'help' | 'user-show' | 'node';
 interface Sample {
   ms: number;
   cpuMs: number | null;
@@ -134,9 +138,15 @@ async function main(): Promise<void> {
   // An existing database: migrated, one account, the secret key written.
   const env = { DATA_DIR: dataDir, DATABASE_URL: undefined, REDIS_URL: undefined, LOG_LEVEL: 'info', NODE_ENV: 'production' };
   await untilExit([BIN, 'user', 'create', '--email', EMAIL, '--password', 'startup bench passphrase', '--name', 'Startup Bench'], env);
+  const before = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
+  const beforeBin = before ? path.join(path.resolve(before), 'bin', 'openalerts.js') : null;
+  const beforeDataDir = before ? fs.mkdtempSync(path.join(os.tmpdir(), 'openalerts-startup-before-')) : null;
+  const beforeEnv = { ...env, DATA_DIR: beforeDataDir ?? undefined };
+  if (beforeBin) await untilExit([beforeBin, 'user', 'create', '--email', EMAIL, '--password', 'startup bench passphrase', '--name', 'Startup Bench'], beforeEnv);
 
-  const sides: Record<Side, () => Promise<Sample>> = {
+  const sides: Partial<Record<Side, () => Promise<Sample>>> = {
     serve: () => untilHealthy([BIN, 'serve'], env),
+    ...(beforeBin ? { 'serve-before': () => untilHealthy([beforeBin, 'serve'], beforeEnv) } : {}),
     'serve-dev': () => untilHealthy([BIN, 'serve'], { ...env, NODE_ENV: undefined }),
     bare: () => untilHealthy(['-e', BARE_FASTIFY], {}),
     help: () => untilExit([BIN, '--help'], env),
@@ -144,14 +154,20 @@ async function main(): Promise<void> {
     node: () => untilExit(['-e', '0'], {}),
   };
   const names = Object.keys(sides) as Side[];
-  for (const side of names) await sides[side](); // warm-up: file cache, compile cache (Node ≥ 22)
+  for (const side of names) await sides[side]!(); // warm-up: file cache, compile cache (Node ≥ 22)
 
   const loadBefore = os.loadavg();
-  const samples = await alternateRounds(rounds, names, (side) => sides[side](), { rotate: true });
-  const idleSides = { serve: () => untilHealthy([BIN, 'serve'], env, idleSeconds * 1000), bare: () => untilHealthy(['-e', BARE_FASTIFY], {}, idleSeconds * 1000) };
-  const idle = await alternateRounds(rssRounds, ['serve', 'bare'] as const, (side) => idleSides[side](), { rotate: true });
+  const samples = await alternateRounds(rounds, names, (side) => sides[side]!(), { rotate: true });
+  const idleSides: Partial<Record<Side, () => Promise<Sample>>> = {
+    serve: () => untilHealthy([BIN, 'serve'], env, idleSeconds * 1000),
+    ...(beforeBin ? { 'serve-before': () => untilHealthy([beforeBin, 'serve'], beforeEnv, idleSeconds * 1000) } : {}),
+    bare: () => untilHealthy(['-e', BARE_FASTIFY], {}, idleSeconds * 1000),
+  };
+  const idleNames = Object.keys(idleSides) as Side[];
+  const idle = await alternateRounds(rssRounds, idleNames, (side) => idleSides[side]!(), { rotate: true });
   const loadAfter = os.loadavg();
   fs.rmSync(dataDir, { recursive: true, force: true });
+  if (beforeDataDir) fs.rmSync(beforeDataDir, { recursive: true, force: true });
 
   const ms = (xs: number[]) => Math.round(xs.reduce((a, b) => Math.min(a, b)));
   const summary = Object.fromEntries(
@@ -174,7 +190,13 @@ async function main(): Promise<void> {
     ratio_serve_to_bare: Number((median(samples.serve.map((s) => s.ms)) / median(samples.bare.map((s) => s.ms))).toFixed(2)),
     ratio_serve_to_bare_per_round: perRound,
     ratio_serve_to_bare_cpu: Number((median(samples.serve.map((s) => s.cpuMs!)) / median(samples.bare.map((s) => s.cpuMs!))).toFixed(2)),
-    [`idle_rss_mib_after_${idleSeconds}s`]: { rounds: rssRounds, serve: idle.serve.map((s) => Math.round(s.rssMiB!)), bare: idle.bare.map((s) => Math.round(s.rssMiB!)) },
+    ...(beforeBin
+      ? {
+          ratio_serve_to_serve_before: Number((median(samples.serve.map((s) => s.ms)) / median(samples['serve-before'].map((s) => s.ms))).toFixed(2)),
+          ratio_serve_to_serve_before_cpu: Number((median(samples.serve.map((s) => s.cpuMs!)) / median(samples['serve-before'].map((s) => s.cpuMs!))).toFixed(2)),
+        }
+      : {}),
+    [`idle_rss_mib_after_${idleSeconds}s`]: { rounds: rssRounds, ...Object.fromEntries(idleNames.map((side) => [side, idle[side].map((s) => Math.round(s.rssMiB!))])) },
     targets: { serve_to_bare: '≤ 2', serve_ms: '≤ 500', help_ms: '≤ 300', user_show_ms: '≤ 300', idle_serve_rss_mib: '≤ 90' },
   });
 }
