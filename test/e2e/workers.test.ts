@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import net from 'node:net';
 import { Centrifuge, type Subscription } from 'centrifuge';
+import Centrifuge2 from 'centrifuge2';
 import WebSocket from 'ws';
 import { loadSecrets } from '../../src/config/secrets.js';
 import { createApp } from '../../src/modules/apps/apps.service.js';
@@ -125,6 +127,8 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
     }
   });
 
+  // The killed worker's clients reconnect within their 300 ms back-off, long before its replacement
+  // listens: they recover on the other worker, from the primary's one history of the channel.
   test('kill -9 of a worker: the primary starts another, its clients reconnect and recover without a gap', async () => {
     const [victim, survivor] = workerPids(server.child);
     assert.ok(victim && survivor, 'two workers');
@@ -157,6 +161,68 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
       );
     }
     for (const x of subscribers) x.client.disconnect();
+  });
+
+  test('centrifuge-js 2.8.5 through the subscribe endpoint recovers after its connection drops, whichever worker it comes back to', async () => {
+    const db = s.database().db;
+    const { app } = await createApp(db, encryptionKey, { ownerId: streamer.id, name: 'Legacy', redirectUris: ['https://legacy.example/cb'] });
+    const grantId = await tokens.createGrant(db, { clientId: app.client_id, userId: streamer.id, scopes: SCOPES, kind: 'authorization_code' });
+    const token = (await tokens.issue(db, { grantId, clientId: app.client_id, userId: streamer.id, scopes: SCOPES }, false)).accessToken;
+    // A TCP proxy in front of the server: dropping its sockets is a network failure (no close frame);
+    // each reconnection is a new connection node:cluster hands to a worker in turn.
+    const port = Number(new URL(server.url).port);
+    const proxied = new Set<net.Socket>();
+    const proxy = net.createServer((inbound) => {
+      const outbound = net.connect(port, '127.0.0.1');
+      proxied.add(inbound);
+      inbound.pipe(outbound).pipe(inbound);
+      const drop = () => {
+        inbound.destroy();
+        outbound.destroy();
+        proxied.delete(inbound);
+      };
+      inbound.on('error', drop).on('close', drop);
+      outbound.on('error', drop).on('close', drop);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    const channel = `$alerts:donation_${streamer.id}`;
+    const c = new Centrifuge2(`ws://127.0.0.1:${(proxy.address() as net.AddressInfo).port}/connection/websocket`, {
+      websocket: WebSocket,
+      minRetry: 50,
+      maxRetry: 200,
+      onPrivateSubscribe: (ctx: { data: { client: string; channels: string[] } }, cb: (r: unknown) => void) => {
+        fetch(`${server.url}/api/v1/centrifuge/subscribe`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(ctx.data) })
+          .then(async (r) => cb({ status: r.status, data: await r.json() }))
+          .catch(() => cb({ status: 500, data: null }));
+      },
+    } as any);
+    c.setToken(await signConnectionToken(realtimeSecret, streamer.id, 3600));
+    const got: string[] = [];
+    const subscribed: { recovered?: boolean }[] = [];
+    let disconnects = 0;
+    c.on('disconnect', () => disconnects++);
+    c.subscribe(channel, { publish: (ctx: any) => got.push(ctx.data.username), subscribe: (ctx: any) => subscribed.push(ctx) });
+    const names: string[] = [];
+    try {
+      c.connect();
+      await until(() => subscribed.length === 1, 10_000, 'subscribe');
+      for (let drop = 1; drop <= 2; drop++) {
+        names.push(`legacy-live-${drop}`);
+        await donate(names.at(-1)!);
+        await until(() => got.length === names.length, 10_000, 'a live publication');
+        for (const socket of proxied) socket.destroy();
+        await until(() => disconnects === drop, 5000, 'the drop');
+        names.push(`legacy-missed-${drop}`);
+        await donate(names.at(-1)!);
+        await until(() => subscribed.length === drop + 1, 10_000, 'the re-subscription');
+        assert.equal(subscribed[drop]!.recovered, true);
+        await until(() => got.length === names.length, 10_000, 'the missed publication, recovered');
+      }
+      assert.deepEqual(got, names);
+    } finally {
+      c.disconnect();
+      await new Promise((r) => proxy.close(r));
+    }
   });
 
   test('the API rate limit is one limit across the workers, not one per worker', async () => {
