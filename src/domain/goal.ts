@@ -1,6 +1,6 @@
 import { addFieldMessage, msg, type FieldMessages, type Message } from './errors.js';
 import { isOutputCurrency, OUTPUT_CURRENCIES } from './currency.js';
-import { AmountError, amountMessage, toMinor } from './money.js';
+import { AMOUNT_EXAMPLES, AmountError, amountMessage, toMinor } from './money.js';
 import { convertMinor, type RateTable } from './rates.js';
 
 /**
@@ -57,7 +57,7 @@ const labelOf = (field: string): string | Message => FIELD_LABELS[field] ?? fiel
 /** Parses an amount field into minor units, or records why not. */
 export function amountField(errors: FieldErrors, field: string, value: unknown, label: string | Message = labelOf(field)): number | undefined {
   if (typeof value !== 'string' && typeof value !== 'number') {
-    add(errors, field, msg('err.amount.not_number', { label }));
+    add(errors, field, msg('err.amount.not_number', { label, ...AMOUNT_EXAMPLES }));
     return undefined;
   }
   try {

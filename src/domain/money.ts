@@ -17,11 +17,14 @@ export class AmountError extends Error {
   }
 }
 
+/** The examples of an amount in messages, written the reader's way (`10 or 10.50`, `10 или 10,50`). */
+export const AMOUNT_EXAMPLES = { whole: 10, decimal: 10.5 } as const;
+
 /** What to tell about a refused amount; `label` names the field ("The {label} is too large."). */
 export function amountMessage(label: string | Message, problem: AmountProblem): Message {
   if (problem === 'decimals') return msg('err.amount.decimals', { label });
   if (problem === 'too_large') return msg('err.amount.too_large', { label });
-  return msg('err.amount.format', { label });
+  return msg('err.amount.format', { label, ...AMOUNT_EXAMPLES });
 }
 
 /**

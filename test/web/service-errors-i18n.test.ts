@@ -41,6 +41,18 @@ describe('service errors on pages, in the page’s language', () => {
     assert.ok(!res.body.includes(en_US['err.account.email_invalid']));
   });
 
+  test('alert variation form: field labels and numbers the Russian way (ICU number arguments)', async () => {
+    const { browser } = await streamer(t, { language: 'ru_RU', currency: 'RUB' });
+    await browser.get('/dashboard/widgets/variations/new?type=donation');
+    const res = await browser.postForm('/dashboard/widgets/variations', {
+      type: 'donation', name: 'Большой', min_amount: 'десять', duration_ms: '50', layout: 'text-only', text_template: '{username}', enabled: '1',
+    });
+    assert.equal(res.statusCode, 400);
+    assert.match(res.body, /В поле «длительность \(мс\)» нужно целое число от 1\u00a0000 до 60\u00a0000\./);
+    assert.match(res.body, /В поле «минимальная сумма» нужно положительное число, например 10 или 10,50\./);
+    assert.doesNotMatch(res.body, /whole number|positive number/);
+  });
+
   test('an error page: the service’s message in Russian, in English for the API', async () => {
     const { browser } = await streamer(t, { language: 'ru_RU' });
     await browser.get('/dashboard/webhooks');
