@@ -241,7 +241,7 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
     assert.deepEqual(statuses, [...Array(20).fill(200), ...Array(10).fill(429)]);
   });
 
-  test('revoking a grant closes its sockets on every worker', async () => {
+  test('revoking a grant closes its sockets and empties the token caches on every worker', async () => {
     const db = s.database().db;
     const { app, clientSecret } = await createApp(db, encryptionKey, { ownerId: streamer.id, name: 'Revocable', redirectUris: ['https://r.example/cb'] });
     const grantId = await tokens.createGrant(db, { clientId: app.client_id, userId: streamer.id, scopes: SCOPES, kind: 'authorization_code' });
@@ -271,6 +271,14 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
     });
     assert.equal(res.status, 200);
     for (const socket of sockets) assert.deepEqual(await closedBy(socket), REVOKED);
+    // Both workers had verified (and cached) the access token above; neither accepts it now.
+    const pids = new Set<number>();
+    for (let i = 0; i < 4; i++) {
+      const after = await fresh('/api/v1/user/oauth', { headers: { authorization: `Bearer ${oauth.accessToken}` } });
+      assert.equal(after.res.status, 401);
+      pids.add(after.pid);
+    }
+    assert.equal(pids.size, 2, 'both workers refused it');
   });
 
   test('a second `serve` on the same SQLite file is refused while the workers run', async () => {
