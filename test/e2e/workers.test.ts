@@ -241,6 +241,36 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
     assert.deepEqual(statuses, [...Array(20).fill(200), ...Array(10).fill(429)]);
   });
 
+  test('the per-account log-in backoff counts the failures made on every worker', async () => {
+    const email = `nobody-${Date.now()}@example.test`;
+    const attempt = async () => {
+      const page = await fresh('/login');
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.res.text())?.[1];
+      assert.ok(csrf, 'the log-in form carries a CSRF token');
+      const cookie = page.res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+      return fresh('/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({ _csrf: csrf, email, password: 'not the password at all' }),
+      });
+    };
+    const pids = new Set<number>();
+    // Five failures are free (LOGIN_FREE_FAILURES), spread over both workers.
+    for (let i = 0; i < 5; i++) {
+      if (i % 2 === 1) await (await fetch(`${server.url}/healthz`, { headers: { connection: 'close' } })).text();
+      const failed = await attempt();
+      assert.equal(failed.res.status, 401);
+      pids.add(failed.pid);
+    }
+    assert.equal(pids.size, 2, 'both workers counted failures');
+    // Counted per worker, neither would have reached five: the next attempts wait, on either worker.
+    for (let i = 0; i < 2; i++) {
+      const waited = await attempt();
+      assert.equal(waited.res.status, 429);
+      assert.ok(Number(waited.res.headers.get('retry-after')) >= 1);
+    }
+  });
+
   test('revoking a grant closes its sockets and empties the token caches on every worker', async () => {
     const db = s.database().db;
     const { app, clientSecret } = await createApp(db, encryptionKey, { ownerId: streamer.id, name: 'Revocable', redirectUris: ['https://r.example/cb'] });
