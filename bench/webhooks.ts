@@ -28,7 +28,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
 import { alternateRounds, autocannon, callIpc, dialectArg, isServerProcess, median, numberArg, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
 
 interface Seed {
@@ -62,9 +62,13 @@ async function server(): Promise<void> {
       const loop = monitorEventLoopDelay({ resolution: 5 });
       loop.enable();
       let cpu = process.cpuUsage();
+      let elu = perf.eventLoopUtilization();
       app.get('/bench/stats', async () => {
         const used = process.cpuUsage(cpu);
-        const stats = { cpuMs: Math.round((used.user + used.system) / 1000), loopP99ms: +(loop.percentile(99) / 1e6).toFixed(1), loopMaxMs: +(loop.max / 1e6).toFixed(1) };
+        // The main thread's busy time (the event loop serving requests), apart from any other thread's CPU.
+        const busy = perf.eventLoopUtilization(elu);
+        const stats = { cpuMs: Math.round((used.user + used.system) / 1000), loopBusyMs: Math.round(busy.active), loopP99ms: +(loop.percentile(99) / 1e6).toFixed(1), loopMaxMs: +(loop.max / 1e6).toFixed(1) };
+        elu = perf.eventLoopUtilization();
         cpu = process.cpuUsage();
         loop.reset();
         return stats;
@@ -179,7 +183,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
   };
-  const serverStats = async () => (await (await fetch(`${base}/bench/stats`)).json()) as { cpuMs: number; loopP99ms: number; loopMaxMs: number };
+  const serverStats = async () => (await (await fetch(`${base}/bench/stats`)).json()) as { cpuMs: number; loopBusyMs: number; loopP99ms: number; loopMaxMs: number };
 
   const allSides = ['closedNone', 'closedTen', 'openNone', 'openTen'] as const;
   type Side = (typeof allSides)[number];
@@ -206,7 +210,7 @@ async function main(): Promise<void> {
       await drained();
       const drain = await serverStats();
       load.push(os.loadavg()[0]!);
-      return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs }, load1m: os.loadavg()[0]! };
+      return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs, drainLoopBusyMs: drain.loopBusyMs }, load1m: os.loadavg()[0]! };
     },
     { rotate: true },
   );

@@ -193,8 +193,10 @@ export interface SendOptions {
   resolver: Resolver;
   /** Keep the whole (bounded) body instead of an excerpt: the registration challenge reads it. */
   wholeBody?: boolean;
-  /** Keep-alive connections (the dispatcher's); without, a fresh connection for this request. */
+  /** Keep-alive connections; without, a fresh connection for this request. */
   agents?: ReceiverAgents;
+  /** Sends the checked request from elsewhere (the dispatcher's sender thread) instead of this thread. */
+  sender?: CheckedSender;
 }
 
 /** POSTs `body` to `url` once. Never throws: every outcome is a SendResult. */
@@ -205,21 +207,48 @@ export async function postJson(rawUrl: string, headers: Record<string, string>, 
   });
   const checked = checkEndpointUrl(rawUrl, opts.policy);
   if ('error' in checked) return done(null, checked.error, null);
-  const url = checked.url;
   // Resolved and checked on every attempt, before any socket is chosen or made.
-  const target = await checkedAddress(url, opts.resolver, opts.policy);
+  const target = await checkedAddress(checked.url, opts.resolver, opts.policy);
   if ('error' in target) return done(null, target.error, null);
-  const deadline = started + opts.timeoutMs;
-  const first = await send(url, target, headers, body, opts, deadline);
-  // A kept-alive socket the receiver closed just as we wrote: the request never reached it (Node's
-  // documented case for retrying once, on a fresh connection).
-  const result = first.staleSocket ? await send(url, target, headers, body, { ...opts, agents: undefined }, deadline) : first;
+  const request: CheckedRequest = { url: checked.url.href, address: target.address, family: target.family, headers, body, timeoutMs: Math.max(0, opts.timeoutMs - (performance.now() - started)), wholeBody: opts.wholeBody ?? false };
+  const result = opts.sender ? await opts.sender.send(request) : await sendChecked(request, opts.agents);
   return done(result.statusCode, result.error, result.excerpt);
+}
+
+/** One request to an address the guard has checked: all the HTTP side needs, and nothing it could re-resolve. */
+export interface CheckedRequest {
+  url: string;
+  address: string;
+  family: number;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  wholeBody: boolean;
+}
+
+/** Where checked requests are sent from when not from this thread (http-sender-thread.ts). */
+export interface CheckedSender {
+  send(request: CheckedRequest): Promise<Omit<SendResult, 'latencyMs'>>;
+}
+
+/**
+ * Sends a checked request: the socket goes only to `address` (pinned lookup, or the agent of that
+ * address). A kept-alive socket the receiver closed just as we wrote never delivered the request
+ * (Node's documented case for retrying once), so that one case is sent again on a fresh connection.
+ */
+export async function sendChecked(request: CheckedRequest, agents?: ReceiverAgents): Promise<Omit<SendResult, 'latencyMs'>> {
+  const url = new URL(request.url);
+  const target = { address: request.address, family: request.family };
+  const deadline = performance.now() + request.timeoutMs;
+  const opts = { timeoutMs: request.timeoutMs, wholeBody: request.wholeBody, agents };
+  const first = await send(url, target, request.headers, request.body, opts, deadline);
+  const result = first.staleSocket ? await send(url, target, request.headers, request.body, { ...opts, agents: undefined }, deadline) : first;
+  return { statusCode: result.statusCode, error: result.error, excerpt: result.excerpt };
 }
 
 type Attempt = Omit<SendResult, 'latencyMs'> & { staleSocket?: boolean };
 
-function send(url: URL, target: { address: string; family: number }, headers: Record<string, string>, body: string, opts: SendOptions, deadline: number): Promise<Attempt> {
+function send(url: URL, target: { address: string; family: number }, headers: Record<string, string>, body: string, opts: { timeoutMs: number; wholeBody: boolean; agents?: ReceiverAgents }, deadline: number): Promise<Attempt> {
   const host = bareHost(url);
   const client = url.protocol === 'https:' ? https : http;
   return new Promise<Attempt>((resolve) => {

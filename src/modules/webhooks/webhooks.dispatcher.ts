@@ -6,7 +6,8 @@ import type { DB } from '../../db/schema.js';
 import { decryptSecret } from '../../security/crypto.js';
 import { webhookHeaders } from '../../security/standard-webhooks.js';
 import type { ClaimOwner } from '../outbox/claim-owner.js';
-import { postJson, ReceiverAgents, systemResolver, type Resolver, type SendResult } from './endpoint.js';
+import { postJson, systemResolver, type Resolver, type SendResult } from './endpoint.js';
+import { HttpSenderThread } from './http-sender-thread.js';
 import { GroupCommit, type ItemOutcome } from '../../db/group-commit.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ownedItem, webhookData, type OwnedItem } from './webhook-events.js';
@@ -58,8 +59,8 @@ export class WebhookDispatcher {
   readonly #opts: Required<Omit<DispatcherOptions, 'logger'>> & Pick<DispatcherOptions, 'logger'>;
   readonly #inFlight = new Map<number, Promise<void>>();
   readonly #loop: CommitWokenLoop;
-  /** Keep-alive connections to receivers, per (origin, checked address). */
-  readonly #agents = new ReceiverAgents();
+  /** The HTTP side of deliveries, on its own thread (keep-alive connections per checked address there). */
+  readonly #sender = new HttpSenderThread();
   /** Queues waiting with an empty queue and their lease (see #deliverQueue), by subscription. */
   readonly #idlers = new Map<number, () => void>();
   readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), { maxBatch: 64 });
@@ -93,7 +94,7 @@ export class WebhookDispatcher {
     await this.#loop.stop();
     this.#wake([...this.#idlers.keys()]);
     await Promise.all(this.#inFlight.values());
-    this.#agents.destroy();
+    await this.#sender.close();
   }
 
   async #round(): Promise<void> {
@@ -248,7 +249,7 @@ export class WebhookDispatcher {
           timeoutMs: this.#opts.config.timeoutMs,
           policy: { allowLoopback: this.#opts.config.allowHttp },
           resolver: this.resolver,
-          agents: this.#agents,
+          sender: this.#sender,
         });
         const recordedFrom = Date.now();
         if (!(await this.#records.submit({ subscriptionId: sub.id, head, result }))) return;
