@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createVerifier, TokenError } from 'fast-jwt';
 import { SignJWT, type JWTPayload } from 'jose';
 
 /**
@@ -50,59 +50,31 @@ export async function signChannelToken(
 export class TokenExpiredError extends Error {}
 export class TokenInvalidError extends Error {}
 
-const BASE64URL = /^[A-Za-z0-9_-]+$/;
-
-/** The JSON object a base64url part encodes, or null (not JSON, or not an object). */
-function jsonObject(part: string): Record<string, unknown> | null {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
- * Verifies HS256 tokens with once-encoded key material, synchronously on node:crypto. The checks
- * are those jose's `jwtVerify` made here (with `algorithms: ['HS256']`, no clock tolerance):
- * compact form; a protected header naming HS256 and nothing critical (`crit`); the HMAC-SHA256 of
- * `header.payload` equal to the signature (constant-time comparison); a JSON object as claims;
- * `exp`, `nbf` and `iat` numbers when present, `exp` in the future and `nbf` not.
+ * Verifies HS256 tokens with once-encoded key material, synchronously: fast-jwt's verifier (the
+ * one @fastify/jwt uses) on node:crypto, `exp`/`nbf` checked with no clock tolerance. Signing stays
+ * with jose.
  *
- * Why not jose: its v6 runs on Web Crypto only, which imports the key and runs the HMAC as a
- * thread-pool job for every token — about 130 µs and a few kilobytes kept alive until the job
- * returns, twice per real-time connection (connection and channel token). Under a burst of
- * connections those pending jobs made V8 grow its young generation to 32 MiB, most of the RSS
- * per connection bench/realtime.ts measured at 1,000 connections. Signing stays with jose.
+ * Why not jose here: its v6 runs on Web Crypto only, which imports the key and runs the HMAC as a
+ * thread-pool job for every token, keeping its state alive until the job returns — twice per
+ * real-time connection (connection and channel token). Under a burst of connections those
+ * pending jobs made V8 grow its young generation to 32 MiB, most of the RSS per connection
+ * bench/realtime.ts measured at 1,000 connections, and each check cost ~130 µs of the profile.
  */
 export class TokenVerifier {
-  private readonly key: Uint8Array;
+  private readonly check: (token: string) => JWTPayload;
 
   constructor(secret: string) {
-    this.key = key(secret);
+    this.check = createVerifier({ key: Buffer.from(key(secret)), algorithms: ['HS256'] }) as (token: string) => JWTPayload;
   }
 
   /** The token's claims; throws TokenExpiredError or TokenInvalidError. */
   verify(token: string): JWTPayload {
-    const parts = typeof token === 'string' ? token.split('.') : [];
-    if (parts.length !== 3 || !parts.every((part) => BASE64URL.test(part))) throw new TokenInvalidError('Invalid Compact JWS');
-    const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
-    const header = jsonObject(headerPart);
-    if (header === null) throw new TokenInvalidError('Invalid JWS Protected Header');
-    if (header.alg !== 'HS256') throw new TokenInvalidError('"alg" (Algorithm) Header Parameter value not allowed');
-    if (header.crit !== undefined) throw new TokenInvalidError('"crit" (Critical) Header Parameter is not supported');
-    const expected = createHmac('sha256', this.key).update(`${headerPart}.${payloadPart}`).digest();
-    const signature = Buffer.from(signaturePart, 'base64url');
-    if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) throw new TokenInvalidError('signature verification failed');
-    const claims = jsonObject(payloadPart);
-    if (claims === null) throw new TokenInvalidError('JWT Claims Set must be a top-level JSON object');
-    for (const name of ['exp', 'nbf', 'iat'] as const) {
-      const value = claims[name];
-      if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value))) throw new TokenInvalidError(`"${name}" claim must be a number`);
+    try {
+      return this.check(token);
+    } catch (err) {
+      if (err instanceof TokenError && err.code === TokenError.codes.expired) throw new TokenExpiredError('token expired');
+      throw new TokenInvalidError(err instanceof Error ? err.message : 'invalid token');
     }
-    const now = Math.floor(Date.now() / 1000);
-    if (claims.nbf !== undefined && (claims.nbf as number) > now) throw new TokenInvalidError('"nbf" claim timestamp check failed');
-    if (claims.exp !== undefined && (claims.exp as number) <= now) throw new TokenExpiredError('token expired');
-    return claims as JWTPayload;
   }
 }
