@@ -1,3 +1,4 @@
+import { englishText, type Message } from '../i18n/messages.js';
 /**
  * One class per RFC error code (DESIGN convention 5, after node-oidc-provider `errors.js`). The JSON
  * body is the league/Passport shape existing clients read (INTEROP §4):
@@ -115,7 +116,8 @@ export class ServerError extends rfcError(
  * client, or a redirect_uri that is missing/ambiguous/unregistered. Shown to the user as a 400 page.
  */
 export class AuthorizePageError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** `message` is the English text; the page shows `detail` in the user's language. */
+  constructor(readonly detail: Message) {
+    super(englishText(detail));
   }
 }

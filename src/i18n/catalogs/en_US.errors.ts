@@ -125,6 +125,12 @@ const en_US_errors = {
   'err.app.too_many_uris': 'At most {max} redirect URIs are allowed.',
   'err.app.not_yours': 'No such application among yours.',
   'err.app.not_found': 'No application with client_id {id}.',
+  // The authorization page's own refusals (never redirected to the application, RFC 6749 §4.1.2.1).
+  'err.oauth.param_malformed': 'The {name} parameter is malformed: {hint}.',
+  'err.oauth.no_client_id': 'The request has no client_id, so we cannot tell which application is asking.',
+  'err.oauth.unknown_client': 'No application is registered with this client_id.',
+  'err.oauth.redirect_uri_ambiguous': 'The request has no redirect_uri and this application registered several; it must say which one.',
+  'err.oauth.redirect_uri_unregistered': 'The redirect_uri is not registered for this application.',
   'err.body.json_object': 'Send a JSON object.',
   'err.field.string_short': 'The {label} must be a string.',
   'err.signed.off': 'This streamer does not take signed donations; they turn the signed intake on under Dashboard → Payments.',

@@ -46,7 +46,7 @@ function clientRedirect(base: string, values: Record<string, string | number | u
 /** Errors before the redirect_uri is trusted are a 400 page; afterwards they go back to the client. */
 function fail(reply: FastifyReply, ctx: AuthorizeContext, err: unknown, status: 302 | 303): FastifyReply {
   if (err instanceof AuthorizePageError || (err instanceof OAuthError && ctx.redirectUri === undefined)) {
-    return reply.status(400).type('text/html; charset=utf-8').send(authorizeErrorPage(err.message, pageTranslator(reply.request)));
+    return reply.status(400).type('text/html; charset=utf-8').send(authorizeErrorPage(err instanceof AuthorizePageError ? err.detail : err.message, pageTranslator(reply.request)));
   }
   if (!(err instanceof OAuthError)) throw err;
   const location = clientRedirect(

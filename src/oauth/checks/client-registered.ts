@@ -1,3 +1,4 @@
+import { msg } from '../../i18n/messages.js';
 import { loadClient } from '../clients.js';
 import type { AuthorizeContext } from '../context.js';
 import { AuthorizePageError, InvalidRequestError } from '../errors.js';
@@ -12,13 +13,13 @@ export const clientRegistered: Check<AuthorizeContext> = {
     try {
       text = stringParam(ctx.params, 'client_id');
     } catch (err) {
-      if (err instanceof InvalidRequestError) throw new AuthorizePageError(`The client_id parameter is malformed: ${err.hint}.`);
+      if (err instanceof InvalidRequestError) throw new AuthorizePageError(msg('err.oauth.param_malformed', { name: 'client_id', hint: err.hint }));
       throw err;
     }
-    if (text === undefined) throw new AuthorizePageError('The request has no client_id, so we cannot tell which application is asking.');
+    if (text === undefined) throw new AuthorizePageError(msg('err.oauth.no_client_id'));
     const id = parseClientId(text);
     const client = id === null ? undefined : await loadClient(ctx.db, id);
-    if (!client) throw new AuthorizePageError('No application is registered with this client_id.');
+    if (!client) throw new AuthorizePageError(msg('err.oauth.unknown_client'));
     ctx.client = client;
   },
 };

@@ -1,3 +1,4 @@
+import { msg } from '../../i18n/messages.js';
 import { required, type AuthorizeContext } from '../context.js';
 import { AuthorizePageError, InvalidRequestError } from '../errors.js';
 import { stringParam } from '../params.js';
@@ -15,16 +16,16 @@ export const redirectUriRegistered: Check<AuthorizeContext> = {
     try {
       given = stringParam(ctx.params, 'redirect_uri');
     } catch (err) {
-      if (err instanceof InvalidRequestError) throw new AuthorizePageError(`The redirect_uri parameter is malformed: ${err.hint}.`);
+      if (err instanceof InvalidRequestError) throw new AuthorizePageError(msg('err.oauth.param_malformed', { name: 'redirect_uri', hint: err.hint }));
       throw err;
     }
     if (given === undefined) {
-      if (client.redirectUris.length !== 1) throw new AuthorizePageError('The request has no redirect_uri and this application registered several; it must say which one.');
+      if (client.redirectUris.length !== 1) throw new AuthorizePageError(msg('err.oauth.redirect_uri_ambiguous'));
       ctx.redirectUri = client.redirectUris[0];
       ctx.redirectUriGiven = false;
       return;
     }
-    if (!client.redirectUris.includes(given)) throw new AuthorizePageError('The redirect_uri is not registered for this application.');
+    if (!client.redirectUris.includes(given)) throw new AuthorizePageError(msg('err.oauth.redirect_uri_unregistered'));
     ctx.redirectUri = given;
     ctx.redirectUriGiven = true;
   },

@@ -2,6 +2,7 @@ import type { UserRow } from '../../modules/accounts/accounts.table.js';
 import { SCOPES, isScope } from '../../oauth/scopes.js';
 import { html } from '../html.js';
 import { localeOr } from '../../i18n/locales.js';
+import { renderMessage, type Message } from '../../i18n/messages.js';
 import { english, translator, type Translator } from '../../i18n/translator.js';
 import { page } from '../layout.js';
 
@@ -61,12 +62,15 @@ ${view.scopes.length
  * An authorization request that cannot be sent back to the application (RFC 6749 §4.1.2.1). The
  * reason comes from the OAuth checks, in English, and is marked so on a page in another language.
  */
-export function authorizeErrorPage(message: string, t: Translator = english()): string {
+export function authorizeErrorPage(detail: Message | string, t: Translator = english()): string {
+  // A refusal of our own is said in the user's language; an OAuth error's description is the
+  // RFC/league English clients see too, so it is marked as English.
+  const translated = typeof detail !== 'string';
   return page({
     t,
     title: t.t('consent.error_title'),
     body: html`<section class="card narrow"><h1>${t.t('consent.error_heading')}</h1>
-<p class="error"${t.locale === 'en_US' ? '' : html` lang="en" dir="ltr"`}>${message}</p>
+<p class="error"${translated || t.locale === 'en_US' ? '' : html` lang="en" dir="ltr"`}>${translated ? renderMessage(t, detail) : detail}</p>
 <p>${t.t('consent.error_text')} <a href="/">${t.t('layout.error_back')}</a></p></section>`,
   });
 }
