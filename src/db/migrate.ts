@@ -1,4 +1,4 @@
-import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Kysely, type MigrationResult } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Kysely, type MigrationResult, type MigrationResultSet } from 'kysely';
 import { dialectOf } from './dialect.js';
 import { migrations } from './migrations/index.js';
 
@@ -21,24 +21,43 @@ function isConcurrentDdl(error: unknown): boolean {
   return code === '3F000' || code === '42P01' || code === '42703';
 }
 
-/** Brings the schema up to date. Safe to run from several processes at once (Kysely takes a lock). */
-export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResult[]> {
+function migratorFor(db: Kysely<any>, schema: string | undefined): Migrator {
   // Migration numbers are handed out ahead and land in any order (0020 before 0017): a database
   // that already ran a higher number still runs a lower one that lands later.
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: await currentSchema(db), allowUnorderedMigrations: true });
-  let { error, results } = await migrator.migrateToLatest();
-  // Before it migrates, Kysely looks for its bookkeeping tables by introspecting every table of the
-  // database; on PostgreSQL that catalog query fails when another session drops a schema or table
-  // meanwhile (another application's DDL on a shared database; our test suites drop their schemas
-  // all the time). Nothing was applied then (no results), so looking again is safe.
-  for (let attempt = 1; error && !results && isConcurrentDdl(error) && attempt < 5; attempt++) {
-    ({ error, results } = await migrator.migrateToLatest());
+  return new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: schema, allowUnorderedMigrations: true });
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs one Migrator call. Before it migrates, Kysely looks for its bookkeeping tables by
+ * introspecting every table of the database; on PostgreSQL that catalog query fails when another
+ * session drops a schema or table meanwhile (another application's DDL on a shared database; our
+ * test suites drop their schemas all the time). Nothing was applied then (no results), so it looks
+ * again, a little later each time, for as long as a burst of DDL plausibly lasts.
+ */
+async function migrate(db: Kysely<any>, run: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<MigrationResult[]> {
+  const migrator = migratorFor(db, await currentSchema(db));
+  let { error, results } = await run(migrator);
+  for (let attempt = 1; error && !results && isConcurrentDdl(error) && attempt < 10; attempt++) {
+    await sleep(20 * attempt);
+    ({ error, results } = await run(migrator));
   }
   if (error) {
     const failed = results?.find((r) => r.status === 'Error');
     throw new MigrationError(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? error}`, { cause: error });
   }
   return results ?? [];
+}
+
+/** Brings the schema up to date. Safe to run from several processes at once (Kysely takes a lock). */
+export function migrateToLatest(db: Kysely<any>): Promise<MigrationResult[]> {
+  return migrate(db, (migrator) => migrator.migrateToLatest());
+}
+
+/** Brings the schema up or down to one migration (tests of a migration's data changes start from the one before it). */
+export function migrateTo(db: Kysely<any>, name: string): Promise<MigrationResult[]> {
+  return migrate(db, (migrator) => migrator.migrateTo(name));
 }
 
 export interface MigrationStatus {

@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import { after, before, describe, test } from 'node:test';
-import { Migrator, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { createDatabase } from '../../src/db/database.js';
-import { migrations } from '../../src/db/migrations/index.js';
+import { migrateTo, migrateToLatest } from '../../src/db/migrate.js';
 import { isComplete } from '../../src/modules/media/containers.js';
 import { createVariation, listVariations, updateVariation } from '../../src/modules/widgets/variations.service.js';
 import { dialects, listen, PG_URL, tempDir } from '../helper.js';
@@ -59,9 +59,7 @@ describe('out of the box', async () => {
     const database = dialect === 'sqlite' ? createDatabase({ dialect, file: `${tempDir()}/old.sqlite` }) : createDatabase({ dialect, url: PG_URL, schema });
     const db = database.db as Kysely<any>;
     try {
-      const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: dialect === 'postgres' ? schema : undefined });
-      const to15 = await migrator.migrateTo('0015_change_versions');
-      assert.equal(to15.error, undefined);
+      await migrateTo(db, '0015_change_versions');
       const now = Date.now();
       const user = (name: string, language: string) => ({
         email: `${name}@example.test`, password_hash: 'x', code: name, name, name_key: name, avatar: null, language, currency: 'USD', is_active: 1,
@@ -73,8 +71,7 @@ describe('out of the box', async () => {
         user_id: configured.id, type: 'custom', name: 'Mine', min_amount: 0, duration_ms: 3000, layout: 'text-only', text_template: '{header}',
         sound_url: 'https://cdn.example.test/a.mp3', image_url: null, enabled: 1, created_at: now, updated_at: now,
       }).execute();
-      const latest = await migrator.migrateToLatest();
-      assert.equal(latest.error, undefined);
+      await migrateToLatest(db);
       const rows = await db.selectFrom('alert_variations').selectAll().orderBy('id').execute();
       const freshRows = rows.filter((r) => r.user_id === fresh.id);
       assert.deepEqual(freshRows.map((r) => [r.type, r.name, r.text_template, r.image_source, r.sound_source, r.enabled]), [
