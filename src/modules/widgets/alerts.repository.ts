@@ -15,11 +15,16 @@ const TABLE = { donation: 'donations', custom: 'custom_alerts', 'merchandise-sal
  * Sets is_shown 1 and shown_at `at` on one of the streamer's alerts unless already shown, then
  * returns its `shown_at` — undefined when the streamer has no such alert.
  */
-export async function markAlertShown(db: Kysely<DB>, type: AlertType, userId: number, id: number, at: number): Promise<{ shown_at: number | null } | undefined> {
+/**
+ * Marks an alert shown if it was not yet. `marked` says whether this call did it (false: it was
+ * shown before, and keeps its first `shown_at`); undefined: no such alert of this streamer.
+ */
+export async function markAlertShown(db: Kysely<DB>, type: AlertType, userId: number, id: number, at: number): Promise<{ shown_at: number | null; marked: boolean } | undefined> {
   // The cast only names one of the three tables for the types; the columns used are common to all.
   const table = TABLE[type] as 'donations';
-  await db.updateTable(table).set({ is_shown: 1, shown_at: at }).where('id', '=', id).where('user_id', '=', userId).where('is_shown', '=', 0).execute();
-  return db.selectFrom(table).select(['shown_at']).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  const { numUpdatedRows } = await db.updateTable(table).set({ is_shown: 1, shown_at: at }).where('id', '=', id).where('user_id', '=', userId).where('is_shown', '=', 0).executeTakeFirst();
+  const row = await db.selectFrom(table).select(['shown_at']).where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return row && { shown_at: row.shown_at, marked: numUpdatedRows > 0n };
 }
 
 /** The streamer's alerts created since `since` and not yet shown: up to `limit` newest of each type. */

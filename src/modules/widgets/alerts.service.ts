@@ -41,8 +41,9 @@ export async function markShown(db: Kysely<DB>, userId: number, type: unknown, i
     if (!row) throw new NotFoundError(msg('err.alert.not_found'));
     // A custom alert created with is_shown=1 has its creation time as shown_at.
     const shown = { type: type as AlertType, id: alertId as number, is_shown: 1 as const, shown_at: formatDateTime(row.shown_at ?? now) };
-    // Only the call that marked it records `alert.shown` (webhooks); repeats change nothing.
-    if (row.shown_at === now) await enqueueEvent(tx, { type: 'alert.shown', userId, payload: shown });
+    // Only the call that marked it records `alert.shown` (webhooks); repeats change nothing, even
+    // within the same millisecond (comparing shown_at with this call's clock once let one through).
+    if (row.marked) await enqueueEvent(tx, { type: 'alert.shown', userId, payload: shown });
     return shown;
   });
 }
