@@ -37,6 +37,21 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * again, a little later each time, for as long as a burst of DDL plausibly lasts.
  */
 async function migrate(db: Kysely<any>, run: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<MigrationResult[]> {
+  // PostgreSQL: on one connection without DATABASE_STATEMENT_TIMEOUT_MS — a migration may rewrite
+  // a large table, and a node starting while another migrates waits for its lock.
+  if (dialectOf(db) !== 'postgres') return migrateOn(db, run);
+  return db.connection().execute(async (conn) => {
+    await sql`set statement_timeout = 0`.execute(conn);
+    try {
+      return await migrateOn(conn, run);
+    } finally {
+      // Back to the connection's own setting for whoever uses it next.
+      await sql`reset statement_timeout`.execute(conn).catch(() => {});
+    }
+  });
+}
+
+async function migrateOn(db: Kysely<any>, run: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<MigrationResult[]> {
   const migrator = migratorFor(db, await currentSchema(db));
   let { error, results } = await run(migrator);
   for (let attempt = 1; error && !results && isConcurrentDdl(error) && attempt < 10; attempt++) {

@@ -7,7 +7,9 @@ import { ConfigError, envToConfig } from '../../src/config/config.js';
 import { readEnv } from '../../src/config/env.js';
 import { createDatabase, DatabaseUnavailableError, type Database } from '../../src/db/database.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
-import { dialects } from '../helper.js';
+import { dialects, PG_URL } from '../helper.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { sql } from 'kysely';
 import { apiFixture, type ApiFixture } from '../api/helpers.js';
 
 /**
@@ -29,6 +31,25 @@ describe('DATABASE_STATEMENT_TIMEOUT_MS', () => {
     assert.equal(timeout('2500'), 2500);
     assert.throws(() => timeout('2.5s'), ConfigError);
     assert.throws(() => timeout('-1'), ConfigError);
+  });
+
+  test('migrations run without the limit; statements after them have it again', { skip: !onPostgres && 'PostgreSQL is not reachable' }, async () => {
+    const schema = `t_st_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+    // 1 ms: every migration statement would be cancelled under it; one connection, so the reset is seen.
+    const database = createDatabase({ dialect: 'postgres', url: PG_URL, schema, statementTimeoutMs: 1 }, { max: 1 });
+    try {
+      await migrateToLatest(database.db);
+      const applied = await admin.query(`select count(*)::int as n from ${schema}.kysely_migration`);
+      assert.ok(applied.rows[0].n > 10, 'every migration applied');
+      await assert.rejects(sql`select pg_sleep(0.2)`.execute(database.db), DatabaseUnavailableError);
+    } finally {
+      await database.close();
+      await admin.query(`drop schema ${schema} cascade`);
+      await admin.end();
+    }
   });
 
   describe('on a PostgreSQL that is stuck behind a lock', { skip: !onPostgres && 'PostgreSQL is not reachable' }, () => {
