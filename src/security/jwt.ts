@@ -1,4 +1,4 @@
-import { createVerifier, TokenError } from 'fast-jwt';
+import type { Hs256Outcome } from './hs256-check.js';
 import { SignJWT, type JWTPayload } from 'jose';
 
 /**
@@ -51,9 +51,8 @@ export class TokenExpiredError extends Error {}
 export class TokenInvalidError extends Error {}
 
 /**
- * Verifies HS256 tokens with once-encoded key material, synchronously: fast-jwt's verifier (the
- * one @fastify/jwt uses) on node:crypto, `exp`/`nbf` checked with no clock tolerance. Signing stays
- * with jose.
+ * Verifies HS256 tokens with once-encoded key material through fast-jwt's synchronous verifier
+ * (src/security/hs256-check.ts, loaded on the first check). Signing stays with jose.
  *
  * Why not jose here: its v6 runs on Web Crypto only, which imports the key and runs the HMAC as a
  * thread-pool job for every token, keeping its state alive until the job returns — twice per
@@ -62,19 +61,21 @@ export class TokenInvalidError extends Error {}
  * bench/realtime.ts measured at 1,000 connections, and each check cost ~130 µs of the profile.
  */
 export class TokenVerifier {
-  private readonly check: (token: string) => JWTPayload;
+  readonly #key: Uint8Array;
+  #check: ((token: string) => Hs256Outcome) | null = null;
 
   constructor(secret: string) {
-    this.check = createVerifier({ key: Buffer.from(key(secret)), algorithms: ['HS256'] }) as (token: string) => JWTPayload;
+    this.#key = key(secret);
   }
 
-  /** The token's claims; throws TokenExpiredError or TokenInvalidError. */
-  verify(token: string): JWTPayload {
-    try {
-      return this.check(token);
-    } catch (err) {
-      if (err instanceof TokenError && err.code === TokenError.codes.expired) throw new TokenExpiredError('token expired');
-      throw new TokenInvalidError(err instanceof Error ? err.message : 'invalid token');
-    }
+  /** The token's claims; rejects with TokenExpiredError or TokenInvalidError. */
+  async verify(token: string): Promise<JWTPayload> {
+    // After the first call the check is synchronous: no thread-pool job, one resolved promise.
+    this.#check ??= (await (hs256Module ??= import('./hs256-check.js'))).hs256Check(this.#key);
+    const outcome = this.#check(token);
+    if ('claims' in outcome) return outcome.claims;
+    throw outcome.expired ? new TokenExpiredError('token expired') : new TokenInvalidError(outcome.refused);
   }
 }
+
+let hs256Module: Promise<typeof import('./hs256-check.js')> | null = null;

@@ -22,9 +22,9 @@ function loadedBy(env: Record<string, string>): Promise<Record<string, boolean>>
   });
 }
 
-const NONE = { pg: false, ioredis: false, 'prom-client': false, '@fastify/swagger': false, '@fastify/swagger-ui': false, yaml: false };
+const NONE = { pg: false, ioredis: false, 'prom-client': false, '@fastify/swagger': false, '@fastify/swagger-ui': false, yaml: false, 'fast-jwt': false };
 
-test('an SQLite server without Redis or metrics never loads pg, ioredis or prom-client, nor the API documentation until asked', async () => {
+test('an SQLite server without Redis or metrics never loads pg, ioredis or prom-client, nor the API documentation or the token verifier until asked', async () => {
   assert.deepEqual(await loadedBy({ DATA_DIR: tempDir() }), NONE);
 });
 
@@ -37,4 +37,8 @@ test('each is loaded when its setting asks for it (so the check above can fail)'
 
 test('the documentation packages load on the first request for /docs (so the check above can fail)', async () => {
   assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), ASK_URL: '/docs/' }), { ...NONE, '@fastify/swagger': true, '@fastify/swagger-ui': true, yaml: true });
+});
+
+test('the token verifier (fast-jwt and its key-format packages) loads on the first real-time token checked', async () => {
+  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), CHECK_TOKEN: 'a.b.c' }), { ...NONE, 'fast-jwt': true });
 });
