@@ -99,6 +99,19 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
 
   const subscribers: ReturnType<typeof subscriber>[] = [];
   const donated: string[] = [];
+  /** Every subscriber got every donation, in order, at consecutive offsets: one stream per channel across the workers. */
+  const everyDonationInOrder = () => {
+    for (const x of subscribers) {
+      assert.deepEqual(
+        x.got.map((g) => g.name),
+        donated,
+      );
+      assert.deepEqual(
+        x.got.map((g) => g.offset),
+        x.got.map((_, i) => x.got[0].offset + i),
+      );
+    }
+  };
 
   test('every subscriber, whichever worker it is on, hears donations committed by either worker', async () => {
     for (let i = 0; i < 6; i++) subscribers.push(subscriber());
@@ -114,17 +127,7 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
     }
     assert.deepEqual([...pids].sort(), workerPids(server.child).sort(), 'both workers committed donations');
     await until(() => subscribers.every((x) => x.got.length === donated.length), 10_000, 'every donation at every subscriber');
-    for (const x of subscribers) {
-      assert.deepEqual(
-        x.got.map((g) => g.name),
-        donated,
-      );
-      // One stream per channel across the workers: consecutive offsets from one authority.
-      assert.deepEqual(
-        x.got.map((g) => g.offset),
-        x.got.map((_, i) => x.got[0].offset + i),
-      );
-    }
+    everyDonationInOrder();
   });
 
   // The killed worker's clients reconnect within their 300 ms back-off, long before its replacement
@@ -150,16 +153,7 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
     const resubscribed = subscribers.filter((x) => x.subscribed.length > 1);
     assert.ok(resubscribed.length > 0 && resubscribed.length < subscribers.length, `the killed worker had some of the subscribers, not all (${resubscribed.length} of ${subscribers.length})`);
     for (const x of resubscribed) assert.deepEqual(x.subscribed.slice(1), [{ recovered: true, wasRecovering: true }]);
-    for (const x of subscribers) {
-      assert.deepEqual(
-        x.got.map((g) => g.name),
-        donated,
-      );
-      assert.deepEqual(
-        x.got.map((g) => g.offset),
-        x.got.map((_, i) => x.got[0].offset + i),
-      );
-    }
+    everyDonationInOrder();
     for (const x of subscribers) x.client.disconnect();
   });
 

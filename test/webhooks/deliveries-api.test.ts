@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { assertValidationError, json } from '../api/helpers.js';
 import { makeApp, makeUser } from '../helper.js';
 import { until } from '../wait.js';
-import { Receiver } from './receiver.js';
+import { receivers } from './receiver.js';
 import { webhookFixture, type WebhookFixture } from './fixture.js';
 
 /**
@@ -13,17 +13,11 @@ import { webhookFixture, type WebhookFixture } from './fixture.js';
  */
 describe('webhook delivery log API (/api/v1/webhooks/{id}/deliveries)', () => {
   let f: WebhookFixture;
-  const receivers: Receiver[] = [];
-  const receiver = async () => {
-    const r = await Receiver.start();
-    receivers.push(r);
-    return r;
-  };
+  const receiver = receivers();
   before(async () => {
     f = await webhookFixture();
   });
   after(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
     await f.close();
   });
   const get = (url: string, token?: string) => f.t.app.inject({ method: 'GET', url, headers: f.auth(token) });

@@ -9,7 +9,7 @@ import { reenable } from '../../src/modules/webhooks/webhooks.service.js';
 import { json } from '../api/helpers.js';
 import { makeApp } from '../helper.js';
 import { sleep, until } from '../wait.js';
-import { Receiver } from './receiver.js';
+import { receivers } from './receiver.js';
 import { webhookFixture, type WebhookFixture } from './fixture.js';
 
 /**
@@ -19,17 +19,11 @@ import { webhookFixture, type WebhookFixture } from './fixture.js';
  */
 describe('webhook delivery', () => {
   let f: WebhookFixture;
-  const receivers: Receiver[] = [];
-  const receiver = async () => {
-    const r = await Receiver.start();
-    receivers.push(r);
-    return r;
-  };
+  const receiver = receivers();
   before(async () => {
     f = await webhookFixture({ env: { WEBHOOKS_TIMEOUT_MS: '1000', WEBHOOKS_RETRY_WINDOW: '5' } });
   });
   after(async () => {
-    await Promise.all(receivers.map((r) => r.close()));
     await f.close();
   });
   const db = () => f.t.database.db;

@@ -1,20 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { HttpSenderThread } from '../../src/modules/webhooks/http-sender-thread.js';
-import { Receiver } from './receiver.js';
+import { receivers, Receiver } from './receiver.js';
 
 /** The dispatcher's HTTP thread: answers come back, kept connections are reused, a stopped thread fails what it held. */
 describe('webhook HTTP sender thread', () => {
-  const receivers: Receiver[] = [];
-  after(async () => {
-    for (const r of receivers) await r.close();
-  });
+  const receiver = receivers();
   // A name, as most endpoints have: the socket goes to `address`, never to what the name resolves to.
   const request = (r: Receiver, body: string, address = '127.0.0.1') => ({ url: `http://localhost:${r.port}/hook`, address, family: 4, headers: { 'webhook-id': 'msg_1' }, body, timeoutMs: 2000, wholeBody: false });
 
   test('sends to the checked address over a kept-alive connection and hands the answer back', async () => {
-    const r = await Receiver.start();
-    receivers.push(r);
+    const r = await receiver();
     r.behave = () => ({ status: 202, body: 'taken' });
     const sender = new HttpSenderThread();
     try {
@@ -33,8 +29,7 @@ describe('webhook HTTP sender thread', () => {
   });
 
   test('a request under way when the thread stops is answered with an error, not left hanging', async () => {
-    const r = await Receiver.start();
-    receivers.push(r);
+    const r = await receiver();
     r.behave = () => 'hang';
     const sender = new HttpSenderThread();
     const pending = sender.send(request(r, '{}'));

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { after } from 'node:test';
 
 /** One request as the receiver saw it. */
 export interface Received {
@@ -80,4 +81,20 @@ export class Receiver {
     this.#server.closeAllConnections();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
+}
+
+/**
+ * Receivers for one describe block: `start()` gives a new one, and all are closed after the block
+ * (registered with node:test's `after`, so call it inside the describe).
+ */
+export function receivers(): () => Promise<Receiver> {
+  const started: Receiver[] = [];
+  after(async () => {
+    await Promise.all(started.map((r) => r.close()));
+  });
+  return async () => {
+    const r = await Receiver.start();
+    started.push(r);
+    return r;
+  };
 }
