@@ -1,20 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { listVariations } from '../../src/modules/widgets/variations.service.js';
 import { listen } from '../helper.js';
 import { PASSWORD, widgetWorld, type WidgetWorld } from '../widgets/fixture.js';
 import { animatedGif, wavBeep } from '../widgets/media-fixtures.js';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, chromiumMissing, screenshot, watchProblems } from './chromium.js';
+import { ChromiumPages, chromiumMissing, screenshot } from './chromium.js';
 
 const skip = chromiumMissing();
 
 let w: WidgetWorld;
 let base: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-const problems: string[][] = [];
+let chrome: ChromiumPages;
 
 /**
  * Runs in every page before its scripts. Observes the browser APIs the widget uses, without
@@ -42,13 +40,8 @@ const OBSERVE = `(() => {
   }
 })();`;
 
-async function newPage(viewport = { width: 900, height: 640 }): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  contexts.push(context);
-  await context.addInitScript({ content: OBSERVE });
-  const page = await context.newPage();
-  problems.push(watchProblems(page));
-  return page;
+function newPage(viewport = { width: 900, height: 640 }): Promise<Page> {
+  return chrome.newPage({ viewport }, OBSERVE);
 }
 
 async function logIn(email: string): Promise<Page> {
@@ -81,11 +74,10 @@ describe('alert media, speech and pushed settings in Chromium', { skip }, () => 
     w = await widgetWorld();
     base = await listen(w.t.app);
     // OBS plays sound without a click; so does this browser.
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, '--autoplay-policy=no-user-gesture-required'], headless: true });
+    chrome = await ChromiumPages.launch(['--autoplay-policy=no-user-gesture-required']);
   });
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
+    await chrome?.close();
     await w?.close();
   });
 
@@ -222,6 +214,6 @@ describe('alert media, speech and pushed settings in Chromium', { skip }, () => 
     const streamer = await w.newStreamer();
     const widget = await openWidget(await w.widgetToken(streamer.id));
     assert.equal(await widget.getAttribute('link[rel="icon"]', 'href'), '/static/favicon.svg');
-    assert.deepEqual(problems.flat(), []);
+    assert.deepEqual(chrome.problems(), []);
   });
 });

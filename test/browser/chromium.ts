@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 import { IN_CI } from '../helper.js';
 
 /** Debian's chromium; a browser is never downloaded. */
@@ -20,8 +20,44 @@ export function chromiumMissing(): string | false {
   return `${CHROMIUM_PATH} is not installed`;
 }
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: [...CHROMIUM_ARGS, ...extraArgs], headless: true });
+}
+
+/**
+ * One Chromium for a test file. Each page gets a context of its own (its own cookies, language and
+ * viewport) and is watched for page errors and CSP violations from its first script; `close`
+ * closes every context and the browser, whatever state a failed test left them in.
+ */
+export class ChromiumPages {
+  private readonly contexts: BrowserContext[] = [];
+  private readonly watched: string[][] = [];
+
+  private constructor(readonly browser: Browser) {}
+
+  static async launch(extraArgs: string[] = []): Promise<ChromiumPages> {
+    return new ChromiumPages(await launchChromium(extraArgs));
+  }
+
+  /** A page in a new context; `initScript` runs in it before the page's own scripts. */
+  async newPage(options: BrowserContextOptions = {}, initScript?: string): Promise<Page> {
+    const context = await this.browser.newContext(options);
+    this.contexts.push(context);
+    if (initScript) await context.addInitScript({ content: initScript });
+    const page = await context.newPage();
+    this.watched.push(watchProblems(page));
+    return page;
+  }
+
+  /** Every page error and CSP violation seen so far, on any page. */
+  problems(): string[] {
+    return this.watched.flat();
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.contexts) await c.close().catch(() => {});
+    await this.browser.close();
+  }
 }
 
 /** Saves test-artifacts/screenshots/<name>.png (the folder is git-ignored). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { MAX_ACTIVE_GOALS } from '../../src/domain/goal.js';
 import ru_RU from '../../src/i18n/catalogs/ru_RU.js';
 import { translator } from '../../src/i18n/translator.js';
@@ -9,7 +9,7 @@ import { DEFAULT_SETTINGS, saveModerationSettings } from '../../src/modules/mode
 import { closePoll, createPoll } from '../../src/modules/polls/polls.service.js';
 import { buildTestApp, listen, makeUser, type TestApp } from '../helper.js';
 import { englishShown, visibleText } from './catalog-text.js';
-import { chromiumMissing, launchChromium, screenshot, watchProblems } from './chromium.js';
+import { chromiumMissing, ChromiumPages, screenshot } from './chromium.js';
 
 /**
  * Errors made by services, in real Chromium: a ru_RU streamer's dashboard forms and a Russian
@@ -22,30 +22,23 @@ const ru = translator('ru_RU');
 
 let t: TestApp;
 let base: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-const problems: string[][] = [];
+let chrome: ChromiumPages;
 
 before(async () => {
   if (skip) return;
   t = await buildTestApp();
   base = await listen(t.app);
-  browser = await launchChromium();
+  chrome = await ChromiumPages.launch();
 });
 
 after(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
-  await browser?.close();
+  await chrome?.close();
   await t?.close();
 });
 
 /** A browser whose own language is `locale` (its Accept-Language). */
-async function newPage(locale: string, viewport = { width: 1100, height: 900 }): Promise<Page> {
-  const context = await browser.newContext({ viewport, locale });
-  contexts.push(context);
-  const page = await context.newPage();
-  problems.push(watchProblems(page));
-  return page;
+function newPage(locale: string, viewport = { width: 1100, height: 900 }): Promise<Page> {
+  return chrome.newPage({ viewport, locale });
 }
 
 async function logIn(page: Page, email: string): Promise<void> {
@@ -112,7 +105,7 @@ describe('service errors in the page’s language (Chromium)', { skip }, () => {
     assert.ok(text.includes(ru_RU['err.poll.already_running']), text);
     await assertRussianOnly(page, 'poll conflict');
     await screenshot(page, 'errors-ru-poll-conflict');
-    assert.deepEqual(problems.flat(), []);
+    assert.deepEqual(chrome.problems(), []);
   });
 
   test('a Russian donor: the limits up front, then amount, message and vote errors in Russian', { timeout: 120_000 }, async () => {
@@ -159,6 +152,6 @@ describe('service errors in the page’s language (Chromium)', { skip }, () => {
     assert.doesNotMatch(text, /no active poll/);
     await assertRussianOnly(page, 'donor vote error');
     await screenshot(page, 'errors-ru-donor-vote');
-    assert.deepEqual(problems.flat(), []);
+    assert.deepEqual(chrome.problems(), []);
   });
 });

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { createGoal } from '../../src/modules/goals/goals.service.js';
 import { createPoll } from '../../src/modules/polls/polls.service.js';
 import { widgetTokenFor } from '../../src/modules/widgets/widget-tokens.service.js';
 import { buildTestApp, listen, makeUser, type TestApp } from '../helper.js';
 import { englishFragments, escapeRegExp, SHARED, visibleText } from './catalog-text.js';
-import { chromiumMissing, launchChromium, screenshot, watchProblems } from './chromium.js';
+import { chromiumMissing, ChromiumPages, screenshot } from './chromium.js';
 
 /**
  * Languages in real Chromium: the dashboard of a ru_RU streamer shows none of the English catalog's
@@ -22,30 +22,23 @@ const MAIN_PAGES = ['/dashboard', '/dashboard/donations', '/dashboard/goals', '/
 
 let t: TestApp;
 let base: string;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-const problems: string[][] = [];
+let chrome: ChromiumPages;
 
 before(async () => {
   if (skip) return;
   t = await buildTestApp();
   base = await listen(t.app);
-  browser = await launchChromium();
+  chrome = await ChromiumPages.launch();
 });
 
 after(async () => {
-  for (const c of contexts) await c.close().catch(() => {});
-  await browser?.close();
+  await chrome?.close();
   await t?.close();
 });
 
 /** A browser whose own language is English, as an OBS machine or a donor's browser might be. */
-async function newPage(viewport = { width: 1100, height: 900 }): Promise<Page> {
-  const context = await browser.newContext({ viewport, locale: 'en-US' });
-  contexts.push(context);
-  const page = await context.newPage();
-  problems.push(watchProblems(page));
-  return page;
+function newPage(viewport = { width: 1100, height: 900 }): Promise<Page> {
+  return chrome.newPage({ viewport, locale: 'en-US' });
 }
 
 async function logIn(page: Page, email: string): Promise<void> {
@@ -87,7 +80,7 @@ describe('languages in Chromium', { skip }, () => {
     assert.match(overview, /1\u00a0234,50\u00a0₽/);
     assert.match(overview, /2 доната/);
     assert.match(overview, /(секунд[уы]?|минут[уы]?) назад|сейчас/); // «3 секунды назад», «1 минуту назад»
-    assert.deepEqual(problems.flat(), []);
+    assert.deepEqual(chrome.problems(), []);
   });
 
   test('the donor page follows the browser, then switches language', { timeout: 60_000 }, async () => {
@@ -170,6 +163,6 @@ describe('languages in Chromium', { skip }, () => {
     assert.ok(fill.x > bar.x + bar.width / 2, 'a 40% fill stays on the right half');
     await widget.evaluate(() => document.documentElement.style.setProperty('background', '#2d3b4e'));
     await screenshot(widget, 'i18n-widget-he-goal', { fullPage: false });
-    assert.deepEqual(problems.flat(), []);
+    assert.deepEqual(chrome.problems(), []);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startSession } from '../../src/modules/accounts/accounts.service.js';
 import type { UserRow } from '../../src/modules/accounts/accounts.table.js';
 import { createCustomAlert } from '../../src/modules/custom-alerts/custom-alerts.service.js';
@@ -10,23 +10,17 @@ import { widgetTokenFor } from '../../src/modules/widgets/widget-tokens.service.
 import { cookieNames } from '../../src/web/session.js';
 import { buildTestApp, listen, makeApp, makeUser, type TestApp } from '../helper.js';
 import { until } from '../wait.js';
-import { chromiumMissing, launchChromium, screenshot, watchProblems } from './chromium.js';
+import { ChromiumPages, chromiumMissing, screenshot } from './chromium.js';
 
 const skip = chromiumMissing();
 
 let t: TestApp;
 let base: string;
-let browser: Browser;
+let chrome: ChromiumPages;
 let clientId: number;
-const contexts: BrowserContext[] = [];
-const problems: string[][] = [];
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  problems.push(watchProblems(page));
-  return page;
+function newPage(): Promise<Page> {
+  return chrome.newPage({ viewport: { width: 1000, height: 700 } });
 }
 
 /** A streamer with one donation variation shown for `durationMs`, and their moderation rules. */
@@ -88,15 +82,14 @@ describe('moderation in Chromium', { skip }, () => {
   before(async () => {
     t = await buildTestApp();
     base = await listen(t.app);
-    browser = await launchChromium();
+    chrome = await ChromiumPages.launch();
     const owner = await makeUser(t.database.db);
     clientId = (await makeApp(t, owner.id)).app.client_id;
   });
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
+    await chrome?.close();
     await t?.close();
-    assert.deepEqual(problems.flat(), [], 'no page errors or CSP violations');
+    assert.deepEqual(chrome.problems(), [], 'no page errors or CSP violations');
   });
 
   test('a held donation appears on the widget only after approval, and never after rejection', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { UserRow } from '../../src/modules/accounts/accounts.table.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { createGoal } from '../../src/modules/goals/goals.service.js';
@@ -9,16 +9,14 @@ import { createVariation } from '../../src/modules/widgets/variations.service.js
 import { issueToken, listen } from '../helper.js';
 import { PASSWORD, widgetWorld, type WidgetWorld } from '../widgets/fixture.js';
 import { until } from '../wait.js';
-import { chromiumMissing, launchChromium, screenshot, watchProblems } from './chromium.js';
+import { ChromiumPages, chromiumMissing, screenshot, watchProblems } from './chromium.js';
 import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 
 const skip = chromiumMissing();
 
 let w: WidgetWorld;
 let base: string;
-let browser: Browser;
-const pageProblems: string[][] = [];
-const contexts: BrowserContext[] = [];
+let chrome: ChromiumPages;
 
 /**
  * Runs in every page before its scripts: records each WebSocket and, while `__blockWs` is set,
@@ -39,13 +37,8 @@ const CONTROL_WEBSOCKETS = `(() => {
   window.WebSocket = Controlled;
 })();`;
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 900, height: 640 } });
-  contexts.push(context);
-  await context.addInitScript({ content: CONTROL_WEBSOCKETS });
-  const page = await context.newPage();
-  pageProblems.push(watchProblems(page));
-  return page;
+function newPage(): Promise<Page> {
+  return chrome.newPage({ viewport: { width: 900, height: 640 } }, CONTROL_WEBSOCKETS);
 }
 
 async function openWidget(kind: 'alerts' | 'goal' | 'poll', token: string, query = ''): Promise<Page> {
@@ -79,11 +72,10 @@ describe('pages in Chromium', { skip }, () => {
   before(async () => {
     w = await widgetWorld();
     base = await listen(w.t.app);
-    browser = await launchChromium();
+    chrome = await ChromiumPages.launch();
   });
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
+    await chrome?.close();
     await w?.close();
   });
 
@@ -318,6 +310,6 @@ describe('pages in Chromium', { skip }, () => {
   });
 
   test('no uncaught errors or CSP violations on any page of these tests', () => {
-    assert.deepEqual(pageProblems.flat(), []);
+    assert.deepEqual(chrome.problems(), []);
   });
 });
