@@ -1,7 +1,7 @@
 /**
  * Real-time load script: `npx tsx bench/realtime.ts [maxSubscribers] [--rounds=2] [--messages=20]
  * [--latency-seconds=5] [--client-procs=2] [--dialect=sqlite|postgres|both] [--only=latency]
- * [--shapes=1k,realistic] [--before=DIR] [--only=memory] [--memory-rounds=2]`.
+ * [--shapes=1k,realistic] [--before=DIR] [--profile=DIR] [--only=memory] [--memory-rounds=2]`.
  *
  * 1. Fan-out: N subscribers (1k/5k/10k, capped by maxSubscribers) receive bursts of publications,
  *    alternately from a raw `ws` broadcast server (JSON.stringify once, ws.send(string) to every socket)
@@ -174,15 +174,17 @@ async function appServer(): Promise<void> {
     info: () => ({ secret: app.ctx.secrets.realtimeTokenSecret, channel: donationChannel(user.id), user: String(user.id), channels: ids.map(donationChannel) }),
     count: () => app.ctx.realtime.node.stats().subscriptions,
     cpu: () => process.cpuUsage(),
-    paced: (m) => {
+    paced: async (m) => {
       const spread = (m.channels as number | undefined) ?? 1;
       commitHist = new Uint32Array(20_001);
-      return paced(m.rate as number, m.seconds as number, async () => {
+      const stopProfile = await profileSteadyState(`${dialect}-${spread}ch`);
+      await paced(m.rate as number, m.seconds as number, async () => {
         const userId = spread === 1 ? user.id : ids[seq++ % Math.min(spread, ids.length)]!;
         const t0 = now();
         await createDonation(db, { userId, amount: '5', currency: 'USD', username: 'Bench donor', message: `ts:${t0}` });
         commitHist[Math.min(20_000, Math.round((now() - t0) * 10))]++;
       });
+      await stopProfile();
     },
     // How long createDonation took (to durable commit) in the last paced run: 0.1 ms bins.
     commits: () => Array.from(commitHist),
@@ -193,6 +195,30 @@ async function appServer(): Promise<void> {
       return true;
     },
   });
+}
+
+/**
+ * `--profile=DIR`: a CPU profile of the app server during each paced run only (node:inspector), as
+ * DIR/app-<dialect>-<channels>ch-<pid>-<n>.cpuprofile — the steady state, without the connections' set-up.
+ */
+let profiles = 0;
+async function profileSteadyState(name: string): Promise<() => Promise<void>> {
+  const dir = process.argv.find((a) => a.startsWith('--profile='))?.slice(10);
+  if (!dir) return async () => {};
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return async () => {
+    // The deliveries still under way (the orchestrator waits 500 ms after the run too).
+    await sleep(300);
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `app-${name}-${process.pid}-${++profiles}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -503,7 +529,11 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
   }
   for (const dialect of dialects) {
     for (const [name, file] of sources) {
-      const child = fork(file, ['--role=app', `--app-dialect=${dialect}`, `--streamers=${streamers}`], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: 'inherit' });
+      const profile = process.argv.find((a) => a.startsWith('--profile='));
+      const child = fork(file, ['--role=app', `--app-dialect=${dialect}`, `--streamers=${streamers}`, ...(profile ? [`${profile}/${name}`] : [])], {
+        execArgv: ['--import', 'tsx', '--expose-gc'],
+        stdio: 'inherit',
+      });
       apps.set(`${name}-${dialect}`, { child, port: await callIpc<number>(child, 'port'), info: await callIpc(child, 'info') });
     }
   }

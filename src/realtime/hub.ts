@@ -110,6 +110,10 @@ export class Hub {
   private head = 0;
   private batch: Batch | null = null;
   private scheduled = false;
+  /** The slice queued with setImmediate, while one is. */
+  private immediate: NodeJS.Immediate | null = null;
+  /** True from the moment idle fan-out gets work until its first slice runs (see `flush`). */
+  private firstSliceWaiting = false;
   /** When the last slice that left work behind ended, or the work was queued (performance.now()). */
   private lastSliceEnd = 0;
 
@@ -183,9 +187,24 @@ export class Hub {
     this.queue.push({ channel, pub, joinedBefore: this.joins });
     if (!this.scheduled) {
       this.scheduled = true;
+      this.firstSliceWaiting = true;
       this.lastSliceEnd = performance.now();
-      setImmediate(this.drain);
+      this.immediate = setImmediate(this.drain);
     }
+  }
+
+  /**
+   * Runs the first slice now, when fan-out was idle until this turn's publications: the outbox
+   * relay calls it once a round's events are all handed over, so they reach the sockets before the
+   * round's bookkeeping (its published marks) and whatever else this turn still runs — a commit's
+   * events otherwise waited for the check phase behind all of it. The round's publications still
+   * go out together (one message per subscriber and channel). Does nothing while fan-out is behind
+   * (slices already under way keep their one-per-turn pace) or has nothing queued.
+   */
+  flush(): void {
+    if (!this.firstSliceWaiting) return;
+    if (this.immediate) clearImmediate(this.immediate);
+    this.drain();
   }
 
   /** Publications that reached the node and are not yet sent to all their subscribers (tests, metrics). */
@@ -198,6 +217,8 @@ export class Hub {
     // (between sliceMs and 4 × sliceMs). Blocking work elsewhere — a commit's fsync — then cannot
     // hold deliveries to a few publications a second, and a request waits at most about twice
     // what it would without fan-out, plus sliceMs.
+    this.immediate = null;
+    this.firstSliceWaiting = false;
     const start = performance.now();
     const deadline = start + Math.min(4 * this.sliceMs, Math.max(this.sliceMs, start - this.lastSliceEnd));
     let untilClock = CLOCK_EVERY;
@@ -209,7 +230,7 @@ export class Hub {
           const t = performance.now();
           if (t >= deadline) {
             this.lastSliceEnd = t;
-            setImmediate(this.drain);
+            this.immediate = setImmediate(this.drain);
             return;
           }
         }

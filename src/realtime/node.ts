@@ -188,6 +188,11 @@ export class RealtimeNode {
     return this.broker.publish(channel, json, opts, key);
   }
 
+  /** Sends what was just published to this node's subscribers now rather than in the check phase (Hub.flush). */
+  flushFanOut(): void {
+    this.hub.flush();
+  }
+
   /** Closes every client with 3001 {"reason":"shutdown","reconnect":true}; waits (≤ 2 s) for the sockets. */
   async shutdown(): Promise<void> {
     if (this.stopping) return;

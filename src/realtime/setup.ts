@@ -93,11 +93,12 @@ export async function restoreStreams(memory: MemoryBroker, database: Database, h
  * after a crash makes no second one (with its creation time: a database recreated from scratch
  * reuses ids, and Redis may still remember them).
  */
-export function eventPublisher(node: Pick<RealtimeNode, 'publishEncoded'>): EventPublisher {
+export function eventPublisher(node: Pick<RealtimeNode, 'publishEncoded'> & Partial<Pick<RealtimeNode, 'flushFanOut'>>): EventPublisher {
   return {
     publish: (event) => {
       const key = `${event.id}@${event.createdAt}`;
       return Promise.all(event.channels.map((channel) => node.publishEncoded(channel, event.payload, key)));
     },
+    ...(node.flushFanOut ? { flush: () => node.flushFanOut!() } : {}),
   };
 }

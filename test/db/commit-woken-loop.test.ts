@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
+import SQLite from 'better-sqlite3';
 import { fileURLToPath } from 'node:url';
 import { CommitWokenLoop } from '../../src/db/commit-woken-loop.js';
 import type { Database } from '../../src/db/database.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import type { EventPublisher } from '../../src/modules/outbox/events.js';
 import { OutboxRelay } from '../../src/modules/outbox/outbox.relay.js';
+import { allEvents } from '../../src/modules/outbox/outbox.repository.js';
 import { makeUser, openTestDatabase } from '../helper.js';
+import { until } from '../wait.js';
 
 /** A database whose commits the test makes: only `onCommit` is used by the loop. */
 function fakeDatabase(): { database: Database; commit(): void } {
@@ -95,6 +98,35 @@ test("a commit's events are published in the committing turn: what the publisher
     assert.deepEqual(order.slice(0, 3), ['published donation.created', 'fan-out', 'next turn']);
   } finally {
     await relay.stop();
+    await t.drop();
+  }
+});
+
+test("a round's events are flushed to the sockets before the round writes its published marks", async () => {
+  const t = await openTestDatabase('sqlite');
+  const reader = new SQLite(t.env.DATABASE_URL.slice('sqlite:'.length), { readonly: true });
+  const seen: string[] = [];
+  const publisher: EventPublisher = {
+    async publish(event) {
+      seen.push(`published ${event.id}`);
+      return event.channels.map(() => ({ offset: 0, epoch: '' }));
+    },
+    flush() {
+      // Another connection, read synchronously: what the database holds at the moment of the flush.
+      const marked = reader.prepare('select count(*) as n from outbox where published_at is not null').get() as { n: number };
+      seen.push(`flush, ${marked.n} marked`);
+    },
+  };
+  const relay = new OutboxRelay(t.database, publisher, { pollMs: 60_000 });
+  try {
+    const user = await makeUser(t.database.db);
+    await relay.start();
+    await createDonation(t.database.db, { userId: user.id, amount: '1', currency: 'USD' });
+    await until(async () => (await allEvents(t.database.db)).every((e) => e.publishedAt !== null), 5000, 'the event marked published');
+    assert.deepEqual(seen, ['published 1', 'flush, 0 marked']);
+  } finally {
+    await relay.stop();
+    reader.close();
     await t.drop();
   }
 });

@@ -57,4 +57,9 @@ export interface ChannelPosition {
 export interface EventPublisher {
   /** Resolves with one position per channel, in `event.channels` order. */
   publish(event: StoredEvent): Promise<ChannelPosition[]>;
+  /**
+   * Called once a round's events are all published: what reached this process's subscribers goes
+   * out to their sockets now, not after the round's bookkeeping (the real-time node's `flushFanOut`).
+   */
+  flush?(): void;
 }

@@ -146,6 +146,7 @@ export class OutboxRelay {
     try {
       for (const row of rows) await this.#publish(row, batch);
     } finally {
+      this.#publisher.flush?.();
       const unpublished = rows.slice(batch.events.length).map((r) => r.id);
       await this.#bookkeeping(async (db) => {
         // One transaction (plain statements: no commit signal) for the marks of the whole batch.
@@ -207,7 +208,11 @@ export class OutboxRelay {
     const rows = await repo.lockAndReadPending(tx, this.#opts.batchSize, Date.now());
     if (rows.length === 0) return 0;
     const batch = new Batch();
-    for (const row of rows) await this.#publish(row, batch);
+    try {
+      for (const row of rows) await this.#publish(row, batch);
+    } finally {
+      this.#publisher.flush?.();
+    }
     await this.#markPublished(tx, batch);
     return rows.length;
   }
