@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,14 +104,32 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs?
   };
 }
 
-/** The worker processes of a `serve --workers N` primary (its children). */
+/**
+ * The worker processes of a `serve --workers N` primary: its children running the same executable
+ * (node:cluster forks each worker from the primary's). Not every child is a worker: tsx starts an
+ * esbuild service process under the primary whenever it compiles a file missing from its cache (the
+ * first run after a change), and counting it made "both workers" assertions fail and `kill -9` hit
+ * it. A killed worker stays listed (a zombie keeps its name) until the primary has reaped it.
+ */
 export function workerPids(primary: ChildProcess): number[] {
+  const own = processName(primary.pid!);
+  if (own === null) return [];
+  let children: number[];
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary.pid)], { encoding: 'utf8' })
+    children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(primary.pid)], { encoding: 'utf8' })
       .split('\n')
       .map((l) => Number(l.trim()))
       .filter((pid) => pid > 0);
   } catch {
     return []; // ps exits 1 when there are none
+  }
+  return children.filter((pid) => processName(pid) === own);
+}
+
+function processName(pid: number): string | null {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8');
+  } catch {
+    return null; // exited
   }
 }

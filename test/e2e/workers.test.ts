@@ -41,6 +41,8 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
     tokens = new TokenStore(s.database().db, { accessTokenTtl: 3600, refreshTokenTtl: 3600 });
   });
   after(async () => {
+    // Clients left connected by a failed test would reconnect forever and keep this file's process alive.
+    for (const x of subscribers) x.client.disconnect();
     await server?.stop();
     await s?.cleanup();
   });
