@@ -44,6 +44,37 @@ export async function findDonationContexts(db: Kysely<DB>, userIds: readonly num
   return { contexts, rates };
 }
 
+/**
+ * One streamer's context as `findDonationContexts` reads it for a batch, in one statement: the
+ * transactional path of createDonation (SQLite; PostgreSQL with a vote, a goal or a caller's
+ * transaction) reads it instead of four statements (streamer, rates, moderation settings, goals),
+ * each of which cost as much to build and run as to answer. Undefined context: no such streamer.
+ */
+export async function findDonationContext(db: Kysely<DB>, userId: number): Promise<{ context: DonationContext | undefined; rates: RateTable }> {
+  if (dialectOf(db) === 'postgres') {
+    const { contexts, rates } = await findDonationContexts(db, [userId]);
+    return { context: contexts.get(userId), rates };
+  }
+  const row = (
+    await sql<ModerationSettingsRow & { id: number; name: string; currency: string; is_active: number; has_settings: number; has_goals: number; rates: string | null }>`
+      select u.id, u.name, u.currency, u.is_active,
+        m.user_id is not null as has_settings, m.banned_words, m.banned_words_mode, m.links, m.max_message_length, m.min_message_amount,
+        m.ip_rate_limit, m.donor_rate_limit, m.rate_window_seconds, m.approval_required, m.alert_delay_seconds, m.updated_at,
+        exists (select 1 from goals g where g.user_id = u.id and g.is_active = 1) as has_goals,
+        (select json_group_object(currency, per_usd) from currency_rates) as rates
+      from users u left join moderation_settings m on m.user_id = u.id
+      where u.id = ${userId}`.execute(db)
+  ).rows[0];
+  if (!row) return { context: undefined, rates: {} };
+  const { id, name, currency, is_active, has_settings, has_goals, rates, ...settings } = row;
+  // SQLite's JSON gives each REAL as the shortest text that reads back to the same double.
+  const table: Record<string, number> = rates ? JSON.parse(rates) : {};
+  return {
+    context: { user: { id, name, currency, is_active }, moderation: has_settings ? { ...settings, user_id: id } : null, hasGoals: has_goals === 1 },
+    rates: Object.fromEntries(Object.entries(table).map(([c, r]) => [c, Number(r)])),
+  };
+}
+
 /** A donation to write with its moderation row and its alert (donations.service.ts works them out). */
 export interface DonationWrite {
   donation: Omit<DonationRow, 'id'>;

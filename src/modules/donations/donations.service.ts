@@ -9,11 +9,9 @@ import { INPUT_CURRENCIES, isInputCurrency } from '../../domain/currency.js';
 import { msg, NotFoundError, UnauthenticatedError, ValidationError, type FieldMessages } from '../../domain/errors.js';
 import { AmountError, amountMessage, toMinor } from '../../domain/money.js';
 import { convertMinor, type RateTable } from '../../domain/rates.js';
-import { findStreamer } from '../accounts/accounts.repository.js';
-import { loadRates } from '../currencies/currencies.repository.js';
 import { raiseGoalsForDonation } from '../goals/goals.service.js';
 import { castDonationVote, voteInputErrors } from '../polls/polls.service.js';
-import { donationAlertDecision, donationAlertPayload, moderationSettings, publishDonationAlert, settingsOfRow, shownPollOptionTitle } from '../moderation/moderation.service.js';
+import { donationAlertDecision, donationAlertPayload, publishDonationAlert, settingsOfRow, shownPollOptionTitle } from '../moderation/moderation.service.js';
 import { channelsOf } from '../outbox/events.js';
 import * as repo from './donations.repository.js';
 import type { DonationRow } from './donations.table.js';
@@ -107,16 +105,17 @@ function donationRow(input: NewDonation, amount: number, user: { id: number; cur
 
 /** One donation in a transaction, statement by statement: goals, polls, moderation, alert. */
 async function recordDonationIn(tx: Transaction<DB>, input: NewDonation, amount: number): Promise<DonationResource> {
-  const user = await findStreamer(tx, input.userId);
-  if (!user || !user.is_active) throw new NotFoundError(NO_STREAMER());
-  const rates = await loadRates(tx);
-  const moderation = await moderationSettings(tx, user.id);
+  const { context, rates } = await repo.findDonationContext(tx, input.userId);
+  if (!context || !context.user.is_active) throw new NotFoundError(NO_STREAMER());
+  const { user } = context;
+  const moderation = settingsOfRow(context.moderation);
   const at = Date.now();
   // Goals and polls change in this same transaction: a rejected vote writes nothing at all. A
   // donor's own poll option reaches the poll widget, so it is moderated like the message.
   const pollOptionTitle = shownPollOptionTitle(moderation, input.pollOptionTitle);
   const pollOptionId = await castDonationVote(tx, { userId: user.id, amount, currency: input.currency, at, pollOptionId: input.pollOptionId, pollOptionTitle }, rates);
-  await raiseGoalsForDonation(tx, { userId: user.id, amount, currency: input.currency, at }, rates);
+  // Most streamers run no goal: the context says so without a read of their goals.
+  if (context.hasGoals) await raiseGoalsForDonation(tx, { userId: user.id, amount, currency: input.currency, at }, rates);
   const row = await repo.insertDonation(tx, { ...donationRow(input, amount, user, rates, at), poll_option_id: pollOptionId });
   // One event for the donation channel and the streamer's alerts widget (events.ts), with the
   // text the streamer's rules allow on stream; the donation itself keeps what the donor sent.
