@@ -13,11 +13,11 @@ import type { Broker } from '../realtime/broker.js';
 import { MemoryBroker } from '../realtime/broker-memory.js';
 import { defaultRecoverableChannel } from '../realtime/node.js';
 import { eventPublisher, historyOptions, redisBroker, restoreStreams } from '../realtime/setup.js';
-import { isRevocation } from '../security/revocations.js';
 import { printBanner } from '../server.js';
 import { BrokerAuthority } from './broker-authority.js';
 import { Counters } from './counters.js';
-import { isMessage, type ToPrimary, type ToWorker } from './messages.js';
+import type { ToWorker } from './messages.js';
+import { WorkerMessages } from './worker-messages.js';
 
 const NO_HISTORY = { historySize: 0, historyTtlMs: 0, historyMetaTtlMs: 0 };
 /** Workers get this long to drain on SIGTERM before they are killed. */
@@ -68,23 +68,14 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
     await relay.start();
     await dispatcher.start();
 
-    const counters = new Counters();
     const db = database;
-    cluster.on('message', (worker: Worker, message: unknown) => {
-      if (!isMessage<ToPrimary>(message)) return;
-      switch (message.oa) {
-        case 'commit':
-          signalCommit(db.db); // wakes the relay and the dispatcher, as this process's own commits would
-          return;
-        case 'revoked':
-          if (!isRevocation(message.revocation)) return;
-          for (const other of Object.values(cluster.workers ?? {})) if (other && other.id !== worker.id) send(other, { oa: 'revoked', revocation: message.revocation });
-          return;
-        case 'req':
-          void answer(worker, message, authority, counters);
-          return;
-      }
-    });
+    const messages = new WorkerMessages(
+      { send: (id, message) => send(cluster.workers?.[id], message), ids: () => Object.values(cluster.workers ?? {}).flatMap((w) => (w ? [w.id] : [])) },
+      authority,
+      new Counters(),
+      () => signalCommit(db.db), // wakes the relay and the dispatcher, as this process's own commits would
+    );
+    cluster.on('message', (worker: Worker, message: unknown) => messages.handle(worker.id, message));
 
     await superviseWorkers(config, workers, logger, authority, firstStart, async () => {
       await dispatcher.stop();
@@ -102,25 +93,6 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
 
 function send(worker: Worker | undefined, message: ToWorker): void {
   if (worker?.isConnected()) worker.send(message, undefined, () => {}); // a worker gone meanwhile: its exit is handled
-}
-
-async function answer(worker: Worker, message: Extract<ToPrimary, { oa: 'req' }>, authority: BrokerAuthority | null, counters: Counters): Promise<void> {
-  const { id, op, args } = message;
-  try {
-    let value: unknown;
-    if (op === 'counter.incr') {
-      value = counters.incr(String(args[0]), Number(args[1]), Number(args[2]), args[3] === true, args[4] === true);
-    } else if (op === 'counter.read') {
-      value = counters.read(String(args[0]), Number(args[1]));
-    } else if (authority) {
-      value = await authority.handle(worker.id, op, args);
-    } else {
-      throw new Error(`${op}: this cluster's workers use Redis`);
-    }
-    send(worker, { oa: 'res', id, ok: true, value: value ?? null });
-  } catch (err) {
-    send(worker, { oa: 'res', id, ok: false, error: err instanceof Error ? err.message : String(err) });
-  }
 }
 
 /**

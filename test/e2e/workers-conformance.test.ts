@@ -6,5 +6,5 @@
  * across a SIGTERM and a kill -9 of the whole server (primary and workers), on SQLite, PostgreSQL
  * and PostgreSQL + Redis.
  */
-import './workers-switch.js';
+import '../workers-switch.js';
 import './restart-recovery.test.js';

@@ -234,20 +234,31 @@ describe('legacy protocol (centrifuge-js 2.x / Centrifugo v2 JSON)', () => {
   });
 
   test('publications racing a subscribe arrive exactly once: in the reply or after it, in order', async () => {
-    // History reads take 100 ms, so the publications below land while the subscribe is in flight.
-    class SlowHistory extends MemoryBroker {
+    // The history read waits at a gate the test opens once the publications are out, so they land
+    // while the subscribe is in flight however long the read takes to begin (a round trip to the
+    // primary under workers).
+    class GatedHistory extends MemoryBroker {
       readFirst = true;
+      entered: Promise<void> = Promise.resolve();
+      open: () => void = () => {};
+      #enter: () => void = () => {};
+      #gate: Promise<void> = Promise.resolve();
+      arm(): void {
+        this.entered = new Promise((r) => (this.#enter = r));
+        this.#gate = new Promise((r) => (this.open = r));
+      }
       override async history(channel: string, opts?: HistoryOptions): Promise<HistoryResult> {
+        this.#enter();
         if (this.readFirst) {
           const r = await super.history(channel, opts);
-          await sleep(100);
+          await this.#gate;
           return r;
         }
-        await sleep(100);
+        await this.#gate;
         return super.history(channel, opts);
       }
     }
-    const broker = new SlowHistory();
+    const broker = new GatedHistory();
     const t = await startServer({ broker });
     try {
       for (const readFirst of [true, false]) {
@@ -257,9 +268,11 @@ describe('legacy protocol (centrifuge-js 2.x / Centrifugo v2 JSON)', () => {
         c.send({ params: { token: await signConnectionToken(SECRET, '9') }, id: 1 });
         const client = (await c.next()).result.client;
         const token = await signChannelToken(SECRET, { client, channel });
+        broker.arm();
         c.send({ method: 1, id: 2, params: { channel, token, recover: true, offset: 0 } });
-        await sleep(40);
+        await broker.entered;
         for (const n of [1, 2, 3]) await t.node.publish(channel, { n });
+        broker.open();
         const reply = await c.next();
         assert.equal(reply.id, 2);
         assert.equal((await c.next()).result.type, 1);
