@@ -1,4 +1,3 @@
-import type { Publication } from '../realtime/broker.js';
 import type { Revocation } from '../security/revocations.js';
 
 /**
@@ -16,9 +15,12 @@ export type ToPrimary =
 export type ToWorker =
   | { oa: 'res'; id: number; ok: true; value: unknown }
   | { oa: 'res'; id: number; ok: false; error: string }
-  /** A publication on a channel this worker subscribed to. */
-  | { oa: 'pub'; channel: string; pub: Publication }
+  /** Publications on channels this worker subscribed to, in the order the broker assigned them. */
+  | { oa: 'pubs'; pubs: PublicationTuple[] }
   | { oa: 'revoked'; revocation: Revocation };
+
+/** A publication on the wire: channel, offset, epoch, data (an array: no key names to write and parse per publication). */
+export type PublicationTuple = [channel: string, offset: number, epoch: string, data: string];
 
 export type Operation =
   | 'broker.subscribe'

@@ -53,8 +53,11 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
       authority = new BrokerAuthority(memory, (id, message) => send(cluster.workers?.[id], message));
       broker = memory;
     }
+    const shared = authority;
     const publisher = eventPublisher({
       publishEncoded: (channel, json, key) => broker.publish(channel, json, defaultRecoverableChannel(channel) ? history : NO_HISTORY, key),
+      // A relay round's publications go to each worker in one message, before the round's marks.
+      ...(shared ? { flushFanOut: () => shared.flush() } : {}),
     });
     const nodeId = loadNodeId(config.dataDir);
     const relay = new OutboxRelay(database, publisher, {

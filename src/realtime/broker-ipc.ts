@@ -5,8 +5,9 @@ import type { Broker, HistoryOptions, HistoryResult, PublicationHandler, Publish
  * A worker's broker under `serve --workers N` without Redis (src/cluster/): the primary process
  * holds the one in-memory broker of the cluster (offsets, epochs, history, the outbox-saved
  * streams), so every channel has one stream whichever worker its subscribers are on; this broker
- * asks it over IPC. The primary sends each publication to every worker subscribed to its channel,
- * and each worker fans it out to its own sockets — fan-out runs on every core.
+ * asks it over IPC. The primary sends each publication to every worker subscribed to its channel
+ * (batched: one message carries every publication of a relay round), and each worker fans it out
+ * to its own sockets — fan-out runs on every core.
  *
  * IPC is ordered: a subscribe is answered after the primary registered it, so every publication the
  * primary assigns after that reaches this worker (a history read after it may repeat one the
@@ -17,7 +18,9 @@ export class IpcBroker implements Broker {
   readonly #stop: () => void;
 
   constructor(private readonly link: PrimaryLink) {
-    this.#stop = link.on('pub', (m) => this.#handler?.(m.channel, m.pub));
+    this.#stop = link.on('pubs', (m) => {
+      for (const [channel, offset, epoch, data] of m.pubs) this.#handler?.(channel, { offset, epoch, data });
+    });
   }
 
   setHandler(handler: PublicationHandler | null): void {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { BrokerAuthority } from '../../src/cluster/broker-authority.js';
 import { Counters } from '../../src/cluster/counters.js';
+import type { ToWorker } from '../../src/cluster/messages.js';
+import { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import type { Publication, PublishOptions } from '../../src/realtime/broker.js';
 import { sleep, until } from '../wait.js';
 import { ipcCluster } from './ipc-pair.js';
@@ -28,6 +31,32 @@ describe('workers share one broker through the primary', () => {
     assert.deepEqual(got.a, got.b);
     assert.deepEqual((await b.history(c)).position, { offset: 2, epoch: p1.epoch });
     cluster.close();
+  });
+
+  test('a relay round reaches each worker as one message, in order; an answer never overtakes what was assigned before it', async () => {
+    const sent: { to: number; message: ToWorker }[] = [];
+    const memory = new MemoryBroker();
+    const authority = new BrokerAuthority(memory, (to, message) => sent.push({ to, message }));
+    await authority.handle(1, 'broker.subscribe', ['a']);
+    await authority.handle(2, 'broker.subscribe', ['a']);
+    await authority.handle(2, 'broker.subscribe', ['b']);
+    sent.length = 0;
+    // What the relay does in a round: several publications, then flush.
+    for (const [channel, n] of [['a', 1], ['b', 2], ['a', 3], ['nobody', 4]] as const) await memory.publish(channel, `{"n":${n}}`, H);
+    authority.flush();
+    const pubs = (to: number) => sent.filter((s) => s.to === to).map((s) => (s.message.oa === 'pubs' ? s.message.pubs.map(([channel, offset, , data]) => [channel, offset, data]) : s.message.oa));
+    assert.deepEqual(pubs(1), [[['a', 1, '{"n":1}'], ['a', 2, '{"n":3}']]]);
+    assert.deepEqual(pubs(2), [[['a', 1, '{"n":1}'], ['b', 1, '{"n":2}'], ['a', 2, '{"n":3}']]]);
+    // Assigned, not flushed yet: a worker's request answered now gets them first.
+    sent.length = 0;
+    await memory.publish('a', '{"n":5}', H);
+    const position = await authority.handle(1, 'broker.history', ['a', { limit: 0 }]);
+    sent.push({ to: 1, message: { oa: 'res', id: 1, ok: true, value: position } });
+    assert.deepEqual(pubs(1), [[['a', 3, '{"n":5}']], 'res']);
+    // Without a flush, the next turn of the event loop sends the rest (worker 2's copy).
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(pubs(2), [[['a', 3, '{"n":5}']]]);
+    await memory.close();
   });
 
   test('a worker that exits stops getting publications; the others keep theirs', async () => {
