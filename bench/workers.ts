@@ -104,7 +104,7 @@ async function startSide(name: 'one' | 'two', workers: number): Promise<Side> {
   const args = [...profile, '--import', 'tsx', path.join(ROOT, 'src/cli.ts'), 'serve', ...(workers > 1 ? ['--workers', String(workers)] : [])];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', HISTORY_SIZE: '1000' },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let output = '';
