@@ -69,6 +69,10 @@ interface Side {
   child: ChildProcess;
   port: number;
   dataDir: string;
+  /** What the server wrote to stderr (shown if a round fails). */
+  output(): string;
+  /** Subscribers whose socket closed (none should). */
+  closed: number;
   /** Server processes: the primary (or the one process), then its workers. */
   pids: number[];
   /** Publications counted by all its subscribers. */
@@ -123,7 +127,7 @@ async function startSide(name: 'one' | 'two', workers: number): Promise<Side> {
   // The load generator's commits need no fsync (a crash loses only a bench): its event loop, which
   // also reads the sockets, never blocks on the disk.
   await sql`pragma synchronous = OFF`.execute(db.db);
-  return { name, child, port, dataDir, pids, delivered: 0, committed: 0, sockets: [], db, streamers: [], payloads: [] };
+  return { name, child, port, dataDir, output: () => output, closed: 0, pids, delivered: 0, committed: 0, sockets: [], db, streamers: [], payloads: [] };
 }
 
 /** A masked client text frame (RFC 6455 §5.2). */
@@ -136,7 +140,7 @@ function frame(text: string): Buffer {
   return Buffer.concat([header, mask, masked]);
 }
 
-/** Any frame answers the server's ping (it only waits for a sign of life); `{}` is the v2 pong. */
+/** The v2 client's answer to a server ping (any frame would do: the server waits for a sign of life). */
 const PONG = frame('{}');
 /** Every socket reads into this one buffer: a read is consumed within its callback. */
 const READ_BUFFER = Buffer.allocUnsafe(1 << 20);
@@ -152,6 +156,8 @@ const PAUSE = false;
  * counts its newlines too. Only such frames are scanned.
  */
 export class FrameCounter {
+  /** Text frames too short to be publications: the server's pings (`{}`), which want an answer. */
+  pings = 0;
   /** Payload bytes of the current frame still to come, and whether to count newlines in them. */
   #rest = 0;
   #scan = false;
@@ -190,6 +196,7 @@ export class FrameCounter {
       this.#headLength = 0;
       const text = (head[0]! & 0x0f) === 1;
       if (text && length >= this.single) pubs++;
+      else if (text) this.pings++;
       this.#rest = length;
       this.#scan = text && length >= this.batch;
     }
@@ -208,7 +215,10 @@ function subscribe(side: Side, connectToken: string, channel: string, channelTok
     let counter: FrameCounter | null = null;
     const onRead = (n: number, buf: Buffer): boolean => {
       if (counter !== null) {
+        const pings = counter.pings;
         side.delivered += counter.count(buf, n);
+        // A ping left unanswered for 10 s (the server's pongTimeoutMs) closes the connection.
+        if (counter.pings !== pings) socket.write(PONG);
         return PAUSE;
       }
       text += buf.toString('latin1', 0, n);
@@ -226,6 +236,7 @@ function subscribe(side: Side, connectToken: string, channel: string, channelTok
       if (stage === 'subscribe' && text.includes('"id":2')) {
         if (text.includes('"error"')) reject(new Error(`subscribe refused: ${text.slice(0, 200)}`));
         counter = new FrameCounter(single, batch);
+        socket.once('close', () => side.closed++);
         side.sockets.push(socket);
         resolve();
       }
@@ -308,9 +319,6 @@ async function main(): Promise<void> {
   const readTimer = setInterval(() => {
     for (const side of Object.values(sides)) for (const s of side.sockets) s.resume();
   }, READ_MS);
-  const pongTimer = setInterval(() => {
-    for (const side of Object.values(sides)) for (const s of side.sockets) s.write(PONG);
-  }, 15_000);
   try {
     for (const side of Object.values(sides)) await seed(side);
     console.error(`${CHANNELS} channels × ${PER_CHANNEL} subscribers on each side, ready in ${((Date.now() - started) / 1000).toFixed(0)} s; ${machine()}`);
@@ -372,7 +380,10 @@ async function main(): Promise<void> {
       await pump;
       const deadline = Date.now() + 60_000;
       while (side.delivered < side.committed * PER_CHANNEL) {
-        if (Date.now() > deadline) throw new Error(`${name}: ${side.committed * PER_CHANNEL - side.delivered} deliveries missing`);
+        if (Date.now() > deadline || side.closed > 0) {
+          const alive = side.pids.filter((p) => fs.existsSync(`/proc/${p}`)).length;
+          throw new Error(`${name}: ${side.committed * PER_CHANNEL - side.delivered} deliveries missing; ${side.closed} subscribers' sockets closed; ${alive} of ${side.pids.length} server processes alive; server output:\n${side.output().slice(-3000)}`);
+        }
         await sleep(READ_MS);
       }
       if (side.delivered !== side.committed * PER_CHANNEL) throw new Error(`${name}: ${side.delivered - side.committed * PER_CHANNEL} deliveries too many`);
@@ -430,7 +441,6 @@ async function main(): Promise<void> {
     );
   } finally {
     clearInterval(readTimer);
-    clearInterval(pongTimer);
     for (const side of Object.values(sides)) {
       for (const s of side.sockets) s.destroy();
       side.child.kill('SIGTERM');
