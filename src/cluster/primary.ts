@@ -54,11 +54,15 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
       broker = memory;
     }
     const shared = authority;
-    const publisher = eventPublisher({
-      publishEncoded: (channel, json, key) => broker.publish(channel, json, defaultRecoverableChannel(channel) ? history : NO_HISTORY, key),
-      // A relay round's publications go to each worker in one message, before the round's marks.
-      ...(shared ? { flushFanOut: () => shared.flush() } : {}),
-    });
+    const publisher = eventPublisher(
+      {
+        publishEncoded: (channel, json, key) => broker.publish(channel, json, defaultRecoverableChannel(channel) ? history : NO_HISTORY, key),
+        // A relay round's publications go to each worker in one message, before the round's marks.
+        ...(shared ? { flushFanOut: () => shared.flush() } : {}),
+      },
+      // The memory broker hands publications to the workers without waiting for them.
+      { inProcess: shared !== null },
+    );
     const nodeId = loadNodeId(config.dataDir);
     const relay = new OutboxRelay(database, publisher, {
       logger,

@@ -56,7 +56,7 @@ export async function setUpRealtime(
   node.attach(app.server);
   tokens.onRevoked((revoked) => node.disconnectWhere(revoked));
   node.onRecovery((recovered) => metrics.recovery(recovered));
-  const publisher = eventPublisher(node);
+  const publisher = eventPublisher(node, { inProcess: memory !== null });
 
   app.addHook('preClose', async () => {
     await node.shutdown();
@@ -93,8 +93,9 @@ export async function restoreStreams(memory: MemoryBroker, database: Database, h
  * after a crash makes no second one (with its creation time: a database recreated from scratch
  * reuses ids, and Redis may still remember them).
  */
-export function eventPublisher(node: Pick<RealtimeNode, 'publishEncoded'> & Partial<Pick<RealtimeNode, 'flushFanOut'>>): EventPublisher {
+export function eventPublisher(node: Pick<RealtimeNode, 'publishEncoded'> & Partial<Pick<RealtimeNode, 'flushFanOut'>>, opts: { inProcess?: boolean } = {}): EventPublisher {
   return {
+    inProcess: opts.inProcess ?? false,
     publish: (event) => {
       const key = `${event.id}@${event.createdAt}`;
       return Promise.all(event.channels.map((channel) => node.publishEncoded(channel, event.payload, key)));

@@ -62,4 +62,11 @@ export interface EventPublisher {
    * out to their sockets now, not after the round's bookkeeping (the real-time node's `flushFanOut`).
    */
   flush?(): void;
+  /**
+   * Publishing completes in this process without waiting for I/O (the in-memory broker): on SQLite
+   * the relay then publishes inside the one transaction that reads and marks a round's rows, instead
+   * of claiming them in a write of their own first. Never set for a broker across the network: a
+   * slow one would hold the database's only connection.
+   */
+  inProcess?: boolean;
 }

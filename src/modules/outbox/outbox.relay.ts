@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
 import { CommitWokenLoop } from '../../db/commit-woken-loop.js';
 import type { DB } from '../../db/schema.js';
@@ -92,7 +92,12 @@ export class OutboxRelay {
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const published = this.#database.dialect === 'postgres' ? await this.#roundPostgres() : await this.#roundSqlite();
+      const published =
+        this.#database.dialect === 'postgres'
+          ? await this.#roundPostgres()
+          : this.#publisher.inProcess
+            ? await this.#roundSqliteInProcess()
+            : await this.#roundSqlite();
       total += published;
       if (published < this.#opts.batchSize) return total;
     }
@@ -165,6 +170,42 @@ export class OutboxRelay {
   }
 
   /**
+   * SQLite with an in-process publisher (the memory broker): one transaction per round on the held
+   * connection — read the due rows, publish them, mark them — instead of a claim written before
+   * publishing and the marks after it: one write and one WAL commit per round, and the claim's
+   * write is no longer on every event's way to its subscribers. BEGIN IMMEDIATE holds the write
+   * lock throughout, so another relay (another process) waits and then finds the rows marked;
+   * rows another relay claimed the old way are skipped until their claim times out. A crash before
+   * the COMMIT leaves the rows unmarked, and they are published again (at least once, as when a
+   * crash falls between publishing and marking).
+   */
+  async #roundSqliteInProcess(): Promise<number> {
+    return this.#bookkeeping(async (db) => {
+      await db.executeQuery(BEGIN_IMMEDIATE);
+      const batch = new Batch();
+      let failure: { error: unknown } | null = null;
+      try {
+        const now = Date.now();
+        const rows = await repo.duePending(db, now, now - this.#opts.claimTimeoutMs, this.#opts.batchSize);
+        try {
+          for (const row of rows) await this.#publish(row, batch);
+        } catch (error) {
+          // The events published before it are marked; it and the rest stay for the next round.
+          failure = { error };
+        }
+        this.#publisher.flush?.();
+        await this.#markPublished(db, batch);
+        await db.executeQuery(COMMIT);
+      } catch (err) {
+        await db.executeQuery(ROLLBACK).catch(() => {});
+        throw err;
+      }
+      if (failure) throw failure.error;
+      return batch.events.length;
+    });
+  }
+
+  /**
    * SQLite: the relay's own writes (claims, published marks) skip the fsync. Losing one to a power
    * cut only re-publishes a row (at least once, as designed), and the next durable commit syncs
    * the WAL anyway; it keeps a donation's path to subscribers at one fsync instead of three. The
@@ -173,11 +214,11 @@ export class OutboxRelay {
    */
   async #bookkeeping<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> {
     return this.#database.db.connection().execute(async (db) => {
-      await sql`pragma synchronous = NORMAL`.execute(db);
+      await db.executeQuery(SYNCHRONOUS_NORMAL);
       try {
         return await fn(db);
       } finally {
-        await sql.raw(`pragma synchronous = ${SQLITE_SYNCHRONOUS}`).execute(db);
+        await db.executeQuery(SYNCHRONOUS_DEFAULT);
       }
     });
   }
@@ -235,6 +276,13 @@ export class OutboxRelay {
     if (this.#opts.recordPositions) await repo.deleteStaleStreams(this.#database.db, now - this.#opts.streamRetentionMs);
   }
 }
+
+// Compiled once: a relay round runs them for every event's commit.
+const SYNCHRONOUS_NORMAL = CompiledQuery.raw('pragma synchronous = NORMAL');
+const SYNCHRONOUS_DEFAULT = CompiledQuery.raw(`pragma synchronous = ${SQLITE_SYNCHRONOUS}`);
+const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
 
 /** What one round published: each event's offsets, and each channel's latest position. */
 class Batch {

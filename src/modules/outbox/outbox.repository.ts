@@ -97,22 +97,19 @@ export async function recordPublished(db: Kysely<DB>, dialect: 'sqlite' | 'postg
     const values = sql.join(events.map((e) => sql`(${e.id}::bigint, ${JSON.stringify(e.offsets)})`));
     await sql`update outbox set published_at = ${now}, offsets = v.offsets from (values ${values}) as v(id, offsets) where outbox.id = v.id`.execute(db);
   } else {
-    // One prepared statement per row on the held connection: no round trips on SQLite.
-    for (const e of events) await db.updateTable('outbox').set({ published_at: now, offsets: JSON.stringify(e.offsets) }).where('id', '=', e.id).execute();
+    // One prepared statement per row on the held connection: no round trips on SQLite. Written as
+    // SQL text (here and below): building the query each time cost more than running it.
+    for (const e of events) await sql`update outbox set published_at = ${now}, offsets = ${JSON.stringify(e.offsets)} where id = ${e.id}`.execute(db);
   }
   if (tops.length === 0) return;
-  await db
-    .insertInto('channel_streams')
-    .values(tops.map((t) => ({ channel: t.channel, epoch: t.epoch, top_offset: t.offset, updated_at: now })))
-    .onConflict((oc) =>
-      oc.column('channel').doUpdateSet((eb) => ({
-        epoch: eb.ref('excluded.epoch'),
-        // A re-published event reports its original, older offset: the top never moves back in one epoch.
-        top_offset: sql<number>`case when channel_streams.epoch = excluded.epoch and channel_streams.top_offset > excluded.top_offset then channel_streams.top_offset else excluded.top_offset end`,
-        updated_at: eb.ref('excluded.updated_at'),
-      })),
-    )
-    .execute();
+  const values = sql.join(tops.map((t) => sql`(${t.channel}, ${t.epoch}, ${t.offset}, ${now})`));
+  // A re-published event reports its original, older offset: the top never moves back in one epoch.
+  await sql`
+    insert into channel_streams (channel, epoch, top_offset, updated_at) values ${values}
+    on conflict (channel) do update set
+      epoch = excluded.epoch,
+      top_offset = case when channel_streams.epoch = excluded.epoch and channel_streams.top_offset > excluded.top_offset then channel_streams.top_offset else excluded.top_offset end,
+      updated_at = excluded.updated_at`.execute(db);
 }
 
 /** A channel's history as kept here: its position and its publications still in the window. */
@@ -205,6 +202,21 @@ export async function claimPending(db: Kysely<DB>, owner: string, now: number, s
     )
     returning id, type, channels, payload, created_at, not_before`.execute(db);
   return claimed.rows.sort((a, b) => a.id - b.id);
+}
+
+/**
+ * SQLite, inside the relay's write transaction (BEGIN IMMEDIATE: no other writer until it ends):
+ * the next `limit` unpublished rows that are due, oldest first, without claiming them — the
+ * transaction that publishes them also marks them. Rows claimed by another relay are left to it
+ * until their claim is older than `staleBefore`.
+ */
+export async function duePending(db: Kysely<DB>, now: number, staleBefore: number, limit: number): Promise<PendingEvent[]> {
+  const found = await sql<PendingEvent>`
+    select id, type, channels, payload, created_at, not_before from outbox
+    where published_at is null and (claimed_by is null or claimed_at < ${staleBefore})
+      and (not_before is null or not_before <= ${now})
+    order by id limit ${limit}`.execute(db);
+  return found.rows;
 }
 
 // Any constant works; it names "the outbox drainer" among PostgreSQL advisory locks.
