@@ -34,11 +34,19 @@ export class CommitWokenLoop {
     return this.#stopped;
   }
 
-  /** Starts the rounds; resolves when the first one is over. */
-  async start(): Promise<void> {
+  /**
+   * Starts the rounds; resolves when the first one is over. `firstRound: 'poll'` starts idle
+   * instead: commits wake it at once as always, and what was already waiting is found by the first
+   * poll (`pollMs` later), so the start does none of the work.
+   */
+  async start(firstRound: 'now' | 'poll' = 'now'): Promise<void> {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.#unsubscribe = this.#database.onCommit(() => this.kick());
+    if (firstRound === 'poll') {
+      this.#schedule(this.#opts.pollMs);
+      return;
+    }
     this.#run();
     await this.#running;
   }

@@ -26,9 +26,10 @@ export function startGoalSweeper(db: Kysely<DB>, opts: { intervalMs?: number; on
         running = null;
       });
   };
+  // The first sweep comes one interval after start, not at once: a goal that ended while the
+  // server was down ends a second later, and a starting server answers its first requests first.
   const timer = setInterval(tick, opts.intervalMs ?? GOAL_SWEEP_INTERVAL_MS);
   timer.unref();
-  tick();
   return {
     async stop() {
       stopped = true;

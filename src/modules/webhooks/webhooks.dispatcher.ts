@@ -81,8 +81,13 @@ export class WebhookDispatcher {
     return this.#opts.config.timeoutMs * 3 + 5_000;
   }
 
-  async start(): Promise<void> {
-    await this.#loop.start();
+  /**
+   * Starts dispatching. `'poll'`: the first round is the first poll (250 ms later) instead of
+   * one now — a starting server answers its first requests before it looks for deliveries; a
+   * commit in between wakes the dispatcher at once as always.
+   */
+  async start(firstRound: 'now' | 'poll' = 'now'): Promise<void> {
+    await this.#loop.start(firstRound);
   }
 
   kick(): void {
