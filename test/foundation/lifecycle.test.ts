@@ -52,6 +52,40 @@ test('a fresh start answers /healthz with no set-up; a second start reuses secre
   assert.ok(app.client_id > 0);
 });
 
+test('the first /healthz 200 means ready: a page, an OAuth token, an API answer and a real-time connection work at once', async () => {
+  // Work a start leaves for later (housekeeping, lazily loaded modules) must never make the
+  // server answer /healthz before it serves: these requests go out right after the first 200.
+  const dataDir = tempDir();
+  const env = { DATA_DIR: dataDir };
+  const user = JSON.parse((await runCli(['user', 'create', '--email', 'ready@example.test', '--password', 'a long passphrase', '--name', 'Ready'], env)).stdout);
+  const app = JSON.parse((await runCli(['app', 'create', '--owner', 'ready@example.test', '--name', 'Ready app', '--redirect-uri', 'https://ready.example/cb'], env)).stdout);
+  const server = await startServerProcess(env);
+  try {
+    const secret = loadSecrets({ dataDir, secretKey: null, realtimeTokenSecret: null }).realtimeTokenSecret;
+    const [page, token, api, ws] = await Promise.all([
+      fetch(`${server.url}/login`),
+      fetch(`${server.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: String(app.client_id), client_secret: app.client_secret }),
+      }),
+      fetch(`${server.url}/api/v1/user/oauth`),
+      RawClient.open(`${server.url.replace('http', 'ws')}/connection/websocket`),
+    ]);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /name="_csrf" value="[^"]+"/);
+    assert.equal(token.status, 200);
+    assert.match((await token.json()).access_token, /\S{20,}/);
+    assert.equal(api.status, 401);
+    assert.equal(typeof (await api.json()).message, 'string');
+    ws.send({ params: { token: await signConnectionToken(secret, user.id, 60) }, id: 1 });
+    assert.match((await ws.reply(1)).result.client, /^[0-9a-f-]{36}$/);
+    ws.ws.close();
+  } finally {
+    assert.equal(await server.stop(), 0);
+  }
+});
+
 test('invalid configuration stops the start with a message naming the variable', async () => {
   const res = await runCli(['serve'], { DATA_DIR: tempDir(), PORT: 'eighty' });
   assert.notEqual(res.code, 0);
