@@ -114,14 +114,21 @@ async function startSide(name: 'one' | 'two', workers: number): Promise<Side> {
   let output = '';
   child.stderr!.on('data', (d) => (output += d));
   const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited:\n${output}`);
-    if (output.includes('OpenAlerts is running') && (workers === 1 || output.includes('worker processes'))) break;
-    if (Date.now() > deadline) throw new Error(`${name} did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
+  let pids: number[];
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${name} exited:\n${output}`);
+      if (output.includes('OpenAlerts is running') && (workers === 1 || output.includes('worker processes'))) break;
+      if (Date.now() > deadline) throw new Error(`${name} did not start:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    pids = [child.pid!, ...nodeChildren(child.pid!)];
+    if (pids.length !== workers + (workers > 1 ? 1 : 0)) throw new Error(`${name}: expected ${workers} workers, found processes ${pids}`);
+  } catch (err) {
+    child.kill('SIGTERM');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw err;
   }
-  const pids = [child.pid!, ...nodeChildren(child.pid!)];
-  if (pids.length !== workers + (workers > 1 ? 1 : 0)) throw new Error(`${name}: expected ${workers} workers, found processes ${pids}`);
   const db = createDatabase({ dialect: 'sqlite', file: path.join(dataDir, 'openalerts.sqlite') });
   await migrateToLatest(db.db);
   // The load generator's commits need no fsync (a crash loses only a bench): its event loop, which
@@ -315,11 +322,14 @@ interface RoundResult {
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const sides = { one: await startSide('one', 1), two: await startSide('two', 2) };
+  const live: Side[] = [];
   const readTimer = setInterval(() => {
-    for (const side of Object.values(sides)) for (const s of side.sockets) s.resume();
+    for (const side of live) for (const s of side.sockets) s.resume();
   }, READ_MS);
   try {
+    live.push(await startSide('one', 1));
+    live.push(await startSide('two', 2));
+    const sides = { one: live[0]!, two: live[1]! };
     for (const side of Object.values(sides)) await seed(side);
     console.error(`${CHANNELS} channels × ${PER_CHANNEL} subscribers on each side, ready in ${((Date.now() - started) / 1000).toFixed(0)} s; ${machine()}`);
 
@@ -364,6 +374,8 @@ async function main(): Promise<void> {
           await sleep(PUMP_MS);
         }
       })();
+      // Its failure surfaces where the round awaits it, and the servers are stopped (not left running).
+      pump.catch(() => {});
       await sleep(RAMP_MS);
       const load1 = os.loadavg()[0]!;
       const t0 = performance.now();
@@ -441,7 +453,7 @@ async function main(): Promise<void> {
     );
   } finally {
     clearInterval(readTimer);
-    for (const side of Object.values(sides)) {
+    for (const side of live) {
       for (const s of side.sockets) s.destroy();
       side.child.kill('SIGTERM');
       await new Promise((r) => side.child.once('exit', r));
