@@ -1,5 +1,10 @@
+import crypto from 'node:crypto';
+import os from 'node:os';
 import type { Broker } from '../realtime/broker.js';
-import type { Revocations } from '../security/revocations.js';
+import { IpcBroker } from '../realtime/broker-ipc.js';
+import { isRevocation, type Revocations } from '../security/revocations.js';
+import type { PrimaryLink } from './primary-link.js';
+import { ipcRateLimitStore } from './rate-limit-store.js';
 
 /**
  * What makes an app a worker of `serve --workers N` (buildApp's `worker` override): the state one
@@ -18,4 +23,31 @@ export interface WorkerRole {
   committed(): void;
   /** The broker identity this worker reports to the PostgreSQL node registry. */
   brokerIdentity: string | null;
+}
+
+/**
+ * The role of a worker talking to its primary over `link`. Without Redis (`viaPrimary`), its
+ * broker, rate-limit counters and revocations go through the primary; with Redis, they use Redis
+ * as a single server does. Either way the primary hears each commit.
+ */
+export function workerRole(link: PrimaryLink, viaPrimary: boolean): WorkerRole {
+  return {
+    broker: viaPrimary ? new IpcBroker(link) : null,
+    rateLimitStore: viaPrimary ? ipcRateLimitStore(link) : null,
+    shareRevocations: viaPrimary
+      ? (revocations) => {
+          const stopSending = revocations.onAnnounce((revocation) => link.send({ oa: 'revoked', revocation }));
+          const stopHearing = link.on('revoked', (m) => {
+            if (isRevocation(m.revocation)) revocations.receive(m.revocation);
+          });
+          return () => {
+            stopSending();
+            stopHearing();
+          };
+        }
+      : null,
+    committed: () => link.send({ oa: 'commit' }),
+    // The workers of one primary share its broker; another server on the same database does not.
+    brokerIdentity: viaPrimary ? `cluster:${crypto.createHash('sha256').update(`${os.hostname()}/${process.ppid}`).digest('hex').slice(0, 16)}` : null,
+  };
 }

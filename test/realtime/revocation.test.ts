@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { widgetTokenFor } from '../../src/modules/widgets/widget-tokens.service.js';
-import { buildTestApp, listen, makeApp, makeUser, type TestApp } from '../helper.js';
+import { makeApp, makeUser, type TestApp } from '../helper.js';
+import { realtimeTestApp } from './app-topology.js';
 import { exchange, fixture, hiddenFields, obtainCode, sessionFor, tokenRequest, type Fixture } from '../oauth/helpers.js';
 import { answersPing, closedBy, connect, connected, REVOKED, subscribe, type Protocol } from './revocation-helpers.js';
 
@@ -17,8 +18,7 @@ describe('revocation closes real-time sockets (one node, SQLite)', () => {
   const SCOPES = 'oauth-user-show oauth-donation-subscribe';
 
   before(async () => {
-    t = await buildTestApp();
-    wsUrl = (await listen(t.app)).replace('http', 'ws');
+    ({ t, wsUrl } = await realtimeTestApp());
   });
   after(() => t.close());
 

@@ -1,14 +1,10 @@
 import http from 'node:http';
-import { BrokerAuthority } from '../../src/cluster/broker-authority.js';
-import { Counters } from '../../src/cluster/counters.js';
-import { PrimaryLink } from '../../src/cluster/primary-link.js';
-import { WorkerMessages } from '../../src/cluster/worker-messages.js';
 import type { StreamPosition } from '../../src/realtime/broker.js';
 import { IpcBroker } from '../../src/realtime/broker-ipc.js';
 import type { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import type { Disconnect } from '../../src/realtime/disconnect.js';
 import { RealtimeNode, type RealtimeOptions } from '../../src/realtime/node.js';
-import { ipcLoop, type IpcLoop } from '../cluster/ipc-loop.js';
+import { ipcPrimary } from '../cluster/ipc-primary.js';
 
 /** What the real-time suites use of "the node": one RealtimeNode, or the nodes of a workers topology together. */
 export type TestNode = Pick<RealtimeNode, 'publish' | 'publishEncoded' | 'stats' | 'pendingPublications' | 'shutdown' | 'disconnectWhere'>;
@@ -65,25 +61,16 @@ export interface WorkersTopology {
 }
 
 /**
- * What `serve --workers N` runs without Redis, in this process: the primary's BrokerAuthority over
- * `primaryBroker` and its message handling (src/cluster/worker-messages.ts), and N RealtimeNodes
- * each with an IpcBroker on a PrimaryLink, the pieces a worker runs. Each node talks to the
- * primary's side over a real node IPC channel of its own (test/cluster/ipc-loop.ts), so requests,
- * answers and publications are serialized and delivered as between processes. Incoming WebSocket
- * connections alternate between the nodes, as node:cluster's round robin spreads them.
+ * What `serve --workers N` runs without Redis, in this process: the primary's side over
+ * `primaryBroker` (test/cluster/ipc-primary.ts) and N RealtimeNodes each with an IpcBroker on its
+ * PrimaryLink, the pieces a worker runs. Each node talks to the primary over a real node IPC
+ * channel of its own, so requests, answers and publications are serialized and delivered as
+ * between processes. Incoming WebSocket connections alternate between the nodes, as node:cluster's
+ * round robin spreads them.
  */
 export async function workersTopology(count: number, primaryBroker: MemoryBroker, opts: Omit<RealtimeOptions, 'broker'>): Promise<WorkersTopology> {
-  const loops: IpcLoop[] = await Promise.all(Array.from({ length: count }, () => ipcLoop()));
-  const gone = new Set<number>();
-  // Worker ids start at 1, as node:cluster's do.
-  const toWorker = (id: number, message: unknown) => {
-    if (!gone.has(id)) loops[id - 1]?.toWorker(message);
-  };
-  const authority = new BrokerAuthority(primaryBroker, toWorker);
-  const messages = new WorkerMessages({ send: toWorker, ids: () => loops.map((_, i) => i + 1).filter((id) => !gone.has(id)) }, authority, new Counters(), () => {});
-  loops.forEach((loop, i) => loop.onFromWorker((m) => messages.handle(i + 1, m)));
-  const links = loops.map((loop) => new PrimaryLink(loop.worker));
-  const brokers = links.map((link) => new IpcBroker(link));
+  const primary = await ipcPrimary(count, primaryBroker);
+  const brokers = primary.links.map((link) => new IpcBroker(link));
   const nodes = new WorkerNodes(brokers.map((broker) => new RealtimeNode({ ...opts, broker })));
   const entries = nodes.all.map((node) => {
     const entry = http.createServer();
@@ -101,14 +88,7 @@ export async function workersTopology(count: number, primaryBroker: MemoryBroker
     async close() {
       await nodes.shutdown();
       for (const b of brokers) await b.close();
-      for (const l of links) l.close();
-      await Promise.all(
-        loops.map(async (loop, i) => {
-          gone.add(i + 1);
-          await loop.close();
-          await authority.workerGone(i + 1);
-        }),
-      );
+      await primary.close();
     },
   };
 }
