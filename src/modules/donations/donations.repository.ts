@@ -10,6 +10,20 @@ export async function insertDonation(db: Kysely<DB>, row: Insertable<DonationsTa
   return db.insertInto('donations').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
+/**
+ * A whole donation row (createDonation's transactional path), as SQL text: on the way of every
+ * donation to its alert, where building the query cost more than running it. The row is what was
+ * written, with its new id.
+ */
+export async function insertDonationRow(db: Kysely<DB>, row: Omit<DonationRow, 'id'>): Promise<DonationRow> {
+  const { rows } = await sql<{ id: number }>`
+    insert into donations (user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, is_shown, created_at, shown_at, poll_option_id)
+    values (${row.user_id}, ${row.username}, ${row.message_type}, ${row.message}, ${row.amount}, ${row.currency}, ${row.amount_in_user_currency}, ${row.user_currency},
+      ${row.payin_system}, ${row.is_shown}, ${row.created_at}, ${row.shown_at}, ${row.poll_option_id})
+    returning id`.execute(db);
+  return { id: Number(rows[0]!.id), ...row };
+}
+
 /** What a batched donation needs to know about its streamer (PostgreSQL: `findDonationContexts`). */
 export interface DonationContext {
   user: { id: number; name: string; currency: string; is_active: number };
