@@ -66,7 +66,13 @@ async function migrateOn(db: Kysely<any>, run: (migrator: Migrator) => Promise<M
 }
 
 /** Brings the schema up to date. Safe to run from several processes at once (Kysely takes a lock). */
-export function migrateToLatest(db: Kysely<any>): Promise<MigrationResult[]> {
+export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResult[]> {
+  // Every start after the first finds nothing to do: one read of the applied names says so,
+  // without the Migrator's introspection of every table, its lock and its bookkeeping. A migration
+  // is recorded only once it has run, so "all recorded" is "all done"; anything else (pending,
+  // unknown to this version, a failed read) goes to the Migrator, which applies or refuses.
+  const status = await migrationStatus(db).catch(() => null);
+  if (status && status.pending.length === 0 && status.unknown.length === 0) return [];
   return migrate(db, (migrator) => migrator.migrateToLatest());
 }
 
