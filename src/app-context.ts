@@ -8,7 +8,7 @@ import type { NodeRegistry } from './ops/node-registry.js';
 import type { UserRow } from './modules/accounts/accounts.table.js';
 import type { PaymentProviders } from './modules/payments/providers.js';
 import type { OutboxRelay } from './modules/outbox/outbox.relay.js';
-import type { WebhookDispatcher } from './modules/webhooks/webhooks.dispatcher.js';
+import type { WebhookDispatcherThread } from './modules/webhooks/dispatcher-thread.js';
 import type { RealtimeTokens } from './modules/realtime-tokens/realtime-tokens.service.js';
 import type { TokenStore } from './oauth/token-store.js';
 import type { Realtime } from './realtime/setup.js';
@@ -31,7 +31,7 @@ export interface AppContext {
   /** Publishes the outbox; `onPublished` reports each event's commit → broker latency. */
   relay: OutboxRelay;
   /** Delivers outbox events to webhook subscriptions (modules/webhooks). */
-  webhooks: WebhookDispatcher;
+  webhooks: WebhookDispatcherThread;
   /** Counters and timings for GET /metrics; a no-op while METRICS_TOKEN is unset. */
   metrics: Metrics;
   /** PostgreSQL: the nodes sharing the database (heartbeats); null on SQLite, where one server holds the file. */

@@ -29,7 +29,7 @@ import type { StripeApiEndpoint } from './modules/payments/stripe.js';
 import { outboxRelayPlugin } from './modules/outbox/outbox.plugin.js';
 import { ClaimOwner, loadNodeId } from './modules/outbox/claim-owner.js';
 import { OutboxRelay } from './modules/outbox/outbox.relay.js';
-import { WebhookDispatcher } from './modules/webhooks/webhooks.dispatcher.js';
+import { WebhookDispatcherThread } from './modules/webhooks/dispatcher-thread.js';
 import { webhookDispatcherPlugin } from './modules/webhooks/webhooks.plugin.js';
 import { oauthRoutes } from './oauth/oauth.routes.js';
 import { RealtimeTokens } from './modules/realtime-tokens/realtime-tokens.service.js';
@@ -113,7 +113,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     retentionMs: Math.max(3600_000, config.historyTtl * 1000),
   });
   relay.onPublished((_event, createdAt, publishedAt) => metrics.published((publishedAt - createdAt) / 1000));
-  const webhooks = new WebhookDispatcher(database, { config: config.webhooks, encryptionKey: secrets.encryptionKey, owner: new ClaimOwner(nodeId), logger: app.log });
+  const webhooks = new WebhookDispatcherThread(database, { config: config.webhooks, encryptionKey: secrets.encryptionKey, owner: new ClaimOwner(nodeId), logger: app.log });
   if (worker) {
     // The relay and the dispatcher run in the primary: each commit here tells it to look now.
     const stop = database.onCommit(() => worker.committed());

@@ -7,7 +7,7 @@ import { migrateToLatest } from '../db/migrate.js';
 import { loggingOptions } from '../http/request-log.js';
 import { ClaimOwner, loadNodeId } from '../modules/outbox/claim-owner.js';
 import { OutboxRelay } from '../modules/outbox/outbox.relay.js';
-import { WebhookDispatcher } from '../modules/webhooks/webhooks.dispatcher.js';
+import { WebhookDispatcherThread } from '../modules/webhooks/dispatcher-thread.js';
 import { acquireServerLock, type ServerLock } from '../ops/server-lock.js';
 import type { Broker } from '../realtime/broker.js';
 import { MemoryBroker } from '../realtime/broker-memory.js';
@@ -70,7 +70,7 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
       recordPositions: authority !== null,
       retentionMs: Math.max(3600_000, config.historyTtl * 1000),
     });
-    const dispatcher = new WebhookDispatcher(database, { config: config.webhooks, encryptionKey: secrets.encryptionKey, owner: new ClaimOwner(nodeId), logger });
+    const dispatcher = new WebhookDispatcherThread(database, { config: config.webhooks, encryptionKey: secrets.encryptionKey, owner: new ClaimOwner(nodeId), logger });
     // What was pending is published before any worker takes a subscriber (as a single server does before it listens).
     await relay.start();
     await dispatcher.start();

@@ -6,6 +6,7 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseCon
 import type pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import { DatabaseUnavailableError } from './unavailable.js';
+import { ThreadWriteLock } from './thread-write-lock.js';
 import type { DB } from './schema.js';
 
 export { DatabaseUnavailableError } from './unavailable.js';
@@ -29,6 +30,13 @@ export interface Database {
    * (503, Retry-After): the pool's acquire timeout on PostgreSQL, busy_timeout on SQLite.
    */
   waitLimitMs: number;
+  /** What it was opened with: another thread opens its own connection to the same database from it. */
+  config: DatabaseConfig;
+  /**
+   * SQLite: the write lock this process's threads take before SQLite's (thread-write-lock.ts);
+   * another thread's connection to the file shares its buffer. Null on PostgreSQL.
+   */
+  threadLock: ThreadWriteLock | null;
   /** True when the database answers a trivial query (used by /readyz). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -159,6 +167,53 @@ function withStatementCache(sqlite: SQLite.Database, maxStatements = 500): { pre
   };
 }
 
+/**
+ * Every writing statement of this connection under the threads' write lock: from BEGIN to its
+ * COMMIT or ROLLBACK (savepoints inside stay in it), or around one writing statement outside a
+ * transaction. Reads never take it (WAL: they do not wait for writers).
+ */
+function lockingWrites(connection: DatabaseConnection, lock: ThreadWriteLock): void {
+  const execute = connection.executeQuery.bind(connection);
+  let held = false;
+  const take = async () => {
+    if (!lock.tryAcquire()) await lock.acquire();
+  };
+  connection.executeQuery = (async (query: CompiledQuery) => {
+    const text = query.sql;
+    if (BEGIN.test(text)) {
+      await take();
+      held = true;
+      try {
+        return await execute(query);
+      } catch (err) {
+        held = false;
+        lock.release();
+        throw err;
+      }
+    }
+    if (END.test(text)) {
+      try {
+        return await execute(query);
+      } finally {
+        if (held) {
+          held = false;
+          lock.release();
+        }
+      }
+    }
+    if (held || READ.test(text)) return execute(query);
+    await take();
+    try {
+      return await execute(query);
+    } finally {
+      lock.release();
+    }
+  }) as DatabaseConnection['executeQuery'];
+}
+const BEGIN = /^\s*begin\b/i;
+const END = /^\s*(commit|end|rollback)(\s+transaction)?\s*;?\s*$/i;
+const READ = /^\s*(select|pragma)\b/i;
+
 /** PostgreSQL connection pool limits (tests make them small to exhaust the pool quickly). */
 export interface PoolOptions {
   /** Connections per process. */
@@ -169,6 +224,8 @@ export interface PoolOptions {
    * the database is slow or down.
    */
   acquireTimeoutMs?: number;
+  /** SQLite: another thread's connection, sharing the write lock of the process's first (Database.threadLock). */
+  threadLock?: { buffer: SharedArrayBuffer; holder: number };
 }
 
 /** PostgreSQL's code for a statement cancelled by `statement_timeout` (or by an operator). */
@@ -223,12 +280,16 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
   const queries = listenerSet<[number, boolean]>();
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
-    const db = new Kysely<DB>({ dialect: signallingDialect(new SqliteDialect({ database: withStatementCache(sqlite) }), commits.fire, 'begin immediate'), log: queryLog(queries) });
+    const threadLock = poolOptions.threadLock ? new ThreadWriteLock(poolOptions.threadLock.buffer, poolOptions.threadLock.holder) : new ThreadWriteLock();
+    const dialect = new SqliteDialect({ database: withStatementCache(sqlite), onCreateConnection: async (connection) => lockingWrites(connection, threadLock) });
+    const db = new Kysely<DB>({ dialect: signallingDialect(dialect, commits.fire, 'begin immediate'), log: queryLog(queries) });
     autocommitSignals.set(db, commits.fire);
     return {
       db,
       dialect: 'sqlite',
       waitLimitMs: SQLITE_BUSY_TIMEOUT_MS,
+      config,
+      threadLock,
       onCommit: commits.add,
       onQuery: queries.add,
       async ping() {
@@ -259,6 +320,8 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
     db,
     dialect: 'postgres',
     waitLimitMs: acquireTimeoutMs,
+    config,
+    threadLock: null,
     onCommit: commits.add,
     onQuery: queries.add,
     async ping() {

@@ -249,8 +249,13 @@ export async function markPublished(db: Kysely<DB>, ids: number[], now: number):
 
 /**
  * Deletes rows published before `before` (kept until then for inspection and history) once the
- * webhooks fan-out has read them too.
+ * webhooks fan-out has read them too — or when no subscription is kept at all: then no dispatcher
+ * thread runs to read them, and a subscription made later gets nothing from before it anyway.
  */
 export async function deletePublishedBefore(db: Kysely<DB>, before: number): Promise<void> {
-  await db.deleteFrom('outbox').where('published_at', '<', before).where('webhooks_at', 'is not', null).execute();
+  await db
+    .deleteFrom('outbox')
+    .where('published_at', '<', before)
+    .where((eb) => eb.or([eb('webhooks_at', 'is not', null), eb.not(eb.exists(eb.selectFrom('webhook_subscriptions').select('id').where('status', '!=', 'removed')))]))
+    .execute();
 }

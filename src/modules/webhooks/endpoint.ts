@@ -195,8 +195,6 @@ export interface SendOptions {
   wholeBody?: boolean;
   /** Keep-alive connections; without, a fresh connection for this request. */
   agents?: ReceiverAgents;
-  /** Sends the checked request from elsewhere (the dispatcher's sender thread) instead of this thread. */
-  sender?: CheckedSender;
 }
 
 /** POSTs `body` to `url` once. Never throws: every outcome is a SendResult. */
@@ -211,7 +209,7 @@ export async function postJson(rawUrl: string, headers: Record<string, string>, 
   const target = await checkedAddress(checked.url, opts.resolver, opts.policy);
   if ('error' in target) return done(null, target.error, null);
   const request: CheckedRequest = { url: checked.url.href, address: target.address, family: target.family, headers, body, timeoutMs: Math.max(0, opts.timeoutMs - (performance.now() - started)), wholeBody: opts.wholeBody ?? false };
-  const result = opts.sender ? await opts.sender.send(request) : await sendChecked(request, opts.agents);
+  const result = await sendChecked(request, opts.agents);
   return done(result.statusCode, result.error, result.excerpt);
 }
 
@@ -224,11 +222,6 @@ export interface CheckedRequest {
   body: string;
   timeoutMs: number;
   wholeBody: boolean;
-}
-
-/** Where checked requests are sent from when not from this thread (http-sender-thread.ts). */
-export interface CheckedSender {
-  send(request: CheckedRequest): Promise<Omit<SendResult, 'latencyMs'>>;
 }
 
 /**

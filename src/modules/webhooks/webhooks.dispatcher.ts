@@ -6,8 +6,7 @@ import type { DB } from '../../db/schema.js';
 import { decryptSecret } from '../../security/crypto.js';
 import { webhookHeaders } from '../../security/standard-webhooks.js';
 import type { ClaimOwner } from '../outbox/claim-owner.js';
-import { postJson, systemResolver, type Resolver, type SendResult } from './endpoint.js';
-import { HttpSenderThread } from './http-sender-thread.js';
+import { postJson, ReceiverAgents, systemResolver, type Resolver, type SendResult } from './endpoint.js';
 import { GroupCommit, type ItemOutcome } from '../../db/group-commit.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ownedItem, webhookData, type OwnedItem } from './webhook-events.js';
@@ -59,8 +58,8 @@ export class WebhookDispatcher {
   readonly #opts: Required<Omit<DispatcherOptions, 'logger'>> & Pick<DispatcherOptions, 'logger'>;
   readonly #inFlight = new Map<number, Promise<void>>();
   readonly #loop: CommitWokenLoop;
-  /** The HTTP side of deliveries, on its own thread (keep-alive connections per checked address there). */
-  readonly #sender = new HttpSenderThread();
+  /** Keep-alive connections, per checked address. */
+  readonly #agents = new ReceiverAgents();
   /** Queues waiting with an empty queue and their lease (see #deliverQueue), by subscription. */
   readonly #idlers = new Map<number, () => void>();
   readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), { maxBatch: 64 });
@@ -99,7 +98,7 @@ export class WebhookDispatcher {
     await this.#loop.stop();
     this.#wake([...this.#idlers.keys()]);
     await Promise.all(this.#inFlight.values());
-    await this.#sender.close();
+    this.#agents.destroy();
   }
 
   async #round(): Promise<void> {
@@ -180,7 +179,9 @@ export class WebhookDispatcher {
         const item = owned[i]!;
         const body = JSON.stringify({ type: event.type, timestamp: new Date(Number(event.created_at)).toISOString(), data });
         for (const sub of wanted) {
-          if (sub.user_id !== event.user_id || !sub.events.has(event.type)) continue;
+          // Never an event from before the subscription (read late: the dispatcher thread starts with
+          // the first subscription, and the outbox keeps what came before it for a while).
+          if (sub.user_id !== event.user_id || !sub.events.has(event.type) || Number(event.created_at) < sub.created_at) continue;
           if (item && owners.get(`${item.kind}:${item.id}`) !== sub.app_id) continue;
           rows.push({ subscription_id: sub.id, message_id: `msg_${event.id}`, event_type: event.type, body, status: 'pending', next_attempt_at: now, window_start: now, created_at: now });
         }
@@ -254,7 +255,7 @@ export class WebhookDispatcher {
           timeoutMs: this.#opts.config.timeoutMs,
           policy: { allowLoopback: this.#opts.config.allowHttp },
           resolver: this.resolver,
-          sender: this.#sender,
+          agents: this.#agents,
         });
         const recordedFrom = Date.now();
         if (!(await this.#records.submit({ subscriptionId: sub.id, head, result }))) return;

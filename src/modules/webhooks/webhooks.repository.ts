@@ -95,6 +95,12 @@ export async function rotateSecret(db: Kysely<DB>, id: number, secretSealed: str
     .execute();
 }
 
+/** Whether any subscription could be delivered to, now or once re-enabled (not removed): the dispatcher thread is needed. */
+export async function anySubscriptionKept(db: Kysely<DB>): Promise<boolean> {
+  const row = await db.selectFrom('webhook_subscriptions').select('id').where('status', '!=', 'removed').limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 // ---- Fan-out: outbox events → deliveries ---------------------------------------------------------
 
 export interface FanOutEvent {
@@ -138,9 +144,9 @@ export async function markFannedOut(tx: Kysely<DB>, ids: number[], now: number):
 }
 
 /** The active subscriptions of these streamers. */
-export async function activeSubscriptionsOf(tx: Kysely<DB>, userIds: number[]): Promise<Pick<SubscriptionRow, 'id' | 'app_id' | 'user_id' | 'events'>[]> {
+export async function activeSubscriptionsOf(tx: Kysely<DB>, userIds: number[]): Promise<Pick<SubscriptionRow, 'id' | 'app_id' | 'user_id' | 'events' | 'created_at'>[]> {
   if (userIds.length === 0) return [];
-  return tx.selectFrom('webhook_subscriptions').select(['id', 'app_id', 'user_id', 'events']).where('status', '=', 'active').where('user_id', 'in', userIds).orderBy('id').execute();
+  return tx.selectFrom('webhook_subscriptions').select(['id', 'app_id', 'user_id', 'events', 'created_at']).where('status', '=', 'active').where('user_id', 'in', userIds).orderBy('id').execute();
 }
 
 /** The application that sent each of these custom alerts. */

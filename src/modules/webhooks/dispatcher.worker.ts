@@ -1,0 +1,83 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { sql } from 'kysely';
+import { createDatabase } from '../../db/database.js';
+import { ClaimOwner } from '../outbox/claim-owner.js';
+import type { Resolver } from './endpoint.js';
+import { WebhookDispatcher } from './webhooks.dispatcher.js';
+import type { FromDispatcherThread, ToDispatcherThread, DispatcherThreadData } from './dispatcher-thread.js';
+
+/**
+ * The webhook dispatcher's thread (dispatcher-thread.ts): the whole dispatcher — fan-out, leases,
+ * signing, HTTP, attempt records — on a database connection of its own. The app's thread only
+ * tells it that something committed, and hears its log lines back.
+ */
+const data = workerData as DispatcherThreadData;
+const port = parentPort!;
+const post = (message: FromDispatcherThread) => port.postMessage(message);
+
+const log = (level: 'warn' | 'error' | 'info') => (obj: object, msg?: string) => {
+  const { err, ...rest } = obj as { err?: unknown };
+  // An Error does not survive postMessage with its message and stack as pino prints them.
+  const shown = err instanceof Error ? { message: err.message, stack: err.stack } : err;
+  post({ t: 'log', level, obj: err === undefined ? rest : { ...rest, err: shown }, msg });
+};
+
+const database = createDatabase(data.database, { max: 2, threadLock: data.threadLock ?? undefined });
+const dispatcher = new WebhookDispatcher(database, {
+  config: data.config,
+  encryptionKey: Buffer.from(data.encryptionKey),
+  owner: new ClaimOwner(data.owner.node, data.owner.pid, data.owner.incarnation),
+  logger: { warn: log('warn'), error: log('error'), info: log('info') },
+  ...(data.pollMs ? { pollMs: data.pollMs } : {}),
+});
+
+// DNS through the app's thread while a test points names elsewhere (the resolver there is a function).
+const resolving = new Map<number, { resolve: (a: Awaited<ReturnType<Resolver>>) => void; reject: (e: Error) => void }>();
+let nextResolve = 1;
+const appResolver: Resolver = (hostname) =>
+  new Promise((resolve, reject) => {
+    const id = nextResolve++;
+    resolving.set(id, { resolve, reject });
+    post({ t: 'resolve', id, hostname });
+  });
+const systemResolver = dispatcher.resolver;
+
+port.on('message', (message: ToDispatcherThread) => {
+  switch (message.t) {
+    case 'kick':
+      dispatcher.kick();
+      return;
+    case 'resolver':
+      dispatcher.resolver = message.custom ? appResolver : systemResolver;
+      return;
+    case 'resolved': {
+      const waiting = resolving.get(message.id);
+      resolving.delete(message.id);
+      if (message.error !== undefined) waiting?.reject(new Error(message.error));
+      else waiting?.resolve(message.addresses ?? []);
+      return;
+    }
+    case 'stop':
+      void (async () => {
+        await dispatcher.stop();
+        await database.close();
+        post({ t: 'stopped' });
+        port.close();
+      })();
+      return;
+  }
+});
+
+if (data.customResolver) dispatcher.resolver = appResolver;
+// SQLite: checkpoints stay with the app's connection, whose commits run them now as before; run from
+// here they would hold the threads' write lock (taken around our COMMIT) for the checkpoint's fsyncs.
+try {
+  if (database.dialect === 'sqlite') await sql`pragma wal_autocheckpoint = 0`.execute(database.db);
+  await dispatcher.start();
+  post({ t: 'started' });
+} catch (err) {
+  log('error')({ err }, 'webhooks: the dispatcher thread could not start');
+  await database.close().catch(() => {});
+  post({ t: 'stopped' });
+  port.close();
+}
