@@ -224,7 +224,7 @@ export interface PoolOptions {
    * the database is slow or down.
    */
   acquireTimeoutMs?: number;
-  /** SQLite: another thread's connection, sharing the write lock of the process's first (Database.threadLock). */
+  /** SQLite: another thread's connection, sharing the write lock of the process's first (Database.threadLock), which goes first. */
   threadLock?: { buffer: SharedArrayBuffer; holder: number };
 }
 
@@ -280,7 +280,7 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
   const queries = listenerSet<[number, boolean]>();
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
-    const threadLock = poolOptions.threadLock ? new ThreadWriteLock(poolOptions.threadLock.buffer, poolOptions.threadLock.holder) : new ThreadWriteLock();
+    const threadLock = poolOptions.threadLock ? new ThreadWriteLock(poolOptions.threadLock.buffer, poolOptions.threadLock.holder, false) : new ThreadWriteLock();
     const dialect = new SqliteDialect({ database: withStatementCache(sqlite), onCreateConnection: async (connection) => lockingWrites(connection, threadLock) });
     const db = new Kysely<DB>({ dialect: signallingDialect(dialect, commits.fire, 'begin immediate'), log: queryLog(queries) });
     autocommitSignals.set(db, commits.fire);

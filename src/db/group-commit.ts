@@ -16,6 +16,8 @@ export interface GroupCommitOptions {
   lanes?: number;
   /** How often one item may be sent back for `retry` before it fails. */
   maxRetries?: number;
+  /** Gather items this long before a batch starts (default: only those of the same turn of the event loop). */
+  gatherMs?: number;
 }
 
 /** An item sent back for retry more often than `maxRetries`: something keeps colliding with it. */
@@ -48,13 +50,15 @@ export class GroupCommit<I, R> {
   readonly #maxBatch: number;
   readonly #lanes: number;
   readonly #maxRetries: number;
+  readonly #gatherMs: number;
   #inFlight = 0;
   #scheduled = false;
 
   constructor(
     private readonly process: (items: readonly I[]) => Promise<ItemOutcome<R>[]>,
-    { maxBatch = 256, lanes = 1, maxRetries = 5 }: GroupCommitOptions = {},
+    { maxBatch = 256, lanes = 1, maxRetries = 5, gatherMs = 0 }: GroupCommitOptions = {},
   ) {
+    this.#gatherMs = gatherMs;
     this.#maxBatch = maxBatch;
     this.#lanes = lanes;
     this.#maxRetries = maxRetries;
@@ -67,14 +71,16 @@ export class GroupCommit<I, R> {
     });
   }
 
-  /** Starts a batch on the next turn of the event loop (arrivals of this turn join it) if a lane is free. */
+  /** Starts a batch on the next turn of the event loop, or after gatherMs (arrivals meanwhile join it), if a lane is free. */
   #schedule(): void {
     if (this.#scheduled || this.#queue.length === 0 || this.#inFlight >= this.#lanes) return;
     this.#scheduled = true;
-    setImmediate(() => {
+    const flush = () => {
       this.#scheduled = false;
       void this.#flush();
-    });
+    };
+    if (this.#gatherMs > 0) setTimeout(flush, this.#gatherMs);
+    else setImmediate(flush);
   }
 
   async #flush(): Promise<void> {

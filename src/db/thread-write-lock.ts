@@ -8,45 +8,83 @@
  * event loop free meanwhile, and reaches SQLite only once the other thread has committed; SQLite's
  * busy timeout is then left for other processes (the CLI, a backup), as before.
  *
- * One 32-bit word in shared memory: 0 free, else the holder's tag. Not re-entrant; a connection
- * holds it from BEGIN to COMMIT/ROLLBACK, or around one writing statement outside a transaction.
+ * Two 32-bit words in shared memory (the holder's tag or 0, and the requests' side's waits). Not
+ * re-entrant; a connection holds it from BEGIN to COMMIT/ROLLBACK, or around one writing statement
+ * outside a transaction. The requests' side goes first when both wait.
  */
 export class ThreadWriteLock {
   readonly #word: Int32Array;
+  /** How often, and how long in all, this side waited for the other (bench/webhooks.ts reports it). */
+  waits = 0;
+  waitedMs = 0;
 
   constructor(
     /** Shared with the other threads' connections to the same file (transferred to a worker as is). */
-    readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(4),
+    readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(8),
     /** This side's tag, different on every thread. */
     readonly holder: number = 1,
+    /**
+     * The requests' side: while it waits, the other side takes no new turn (it would otherwise,
+     * being woken first, take several turns in a row while a request waits for its event loop to
+     * come round to it).
+     */
+    readonly priority: boolean = true,
   ) {
     this.#word = new Int32Array(buffer);
   }
 
   tryAcquire(): boolean {
-    return Atomics.compareExchange(this.#word, 0, 0, this.holder) === 0;
+    if (!this.priority && Atomics.load(this.#word, WAITING) > 0) return false;
+    return Atomics.compareExchange(this.#word, HOLDER, 0, this.holder) === 0;
   }
 
   /** Resolves once this side holds the lock; the thread's event loop runs meanwhile. */
   async acquire(): Promise<void> {
-    while (!this.tryAcquire()) {
-      const seen = Atomics.load(this.#word, 0);
-      if (seen === 0) continue;
-      // The timeout only bounds a wait on a holder that vanished without a release (see releaseHeldBy).
-      const wait = waitAsync(this.#word, 0, seen, 1000);
-      if (wait.async) await wait.value;
+    if (this.tryAcquire()) return;
+    const started = performance.now();
+    this.waits += 1;
+    if (this.priority) Atomics.add(this.#word, WAITING, 1);
+    try {
+      for (;;) {
+        if (!this.priority) {
+          const waiting = Atomics.load(this.#word, WAITING);
+          if (waiting > 0) {
+            await waitFor(this.#word, WAITING, waiting);
+            continue;
+          }
+        }
+        if (Atomics.compareExchange(this.#word, HOLDER, 0, this.holder) === 0) break;
+        const seen = Atomics.load(this.#word, HOLDER);
+        if (seen !== 0) await waitFor(this.#word, HOLDER, seen);
+      }
+    } finally {
+      if (this.priority) {
+        Atomics.sub(this.#word, WAITING, 1);
+        Atomics.notify(this.#word, WAITING);
+      }
     }
+    this.waitedMs += performance.now() - started;
   }
 
   release(): void {
-    Atomics.store(this.#word, 0, 0);
-    Atomics.notify(this.#word, 0);
+    Atomics.store(this.#word, HOLDER, 0);
+    Atomics.notify(this.#word, HOLDER);
   }
 
   /** Frees the lock if `holder` still has it: that thread ended (its connection, and its transaction, went with it). */
   releaseHeldBy(holder: number): void {
-    if (Atomics.compareExchange(this.#word, 0, holder, 0) === holder) Atomics.notify(this.#word, 0);
+    if (Atomics.compareExchange(this.#word, HOLDER, holder, 0) === holder) Atomics.notify(this.#word, HOLDER);
   }
+}
+
+/** The words: who holds the lock (0: nobody), and how many waits of the priority side are under way. */
+const HOLDER = 0;
+const WAITING = 1;
+
+/** Until the word changes from `seen` (or a second: the timeout only bounds a wait on a holder that vanished, see releaseHeldBy). */
+async function waitFor(word: Int32Array, index: number, seen: number): Promise<void> {
+  const wait = waitAsync(word, index, seen, 1000);
+  if (wait.async) await wait.value;
 }
 
 // Node has had Atomics.waitAsync since 16; TypeScript types it from lib ES2024, beyond our target.
