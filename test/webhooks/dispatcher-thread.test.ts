@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { deletePublishedBefore } from '../../src/modules/outbox/outbox.repository.js';
+import { until } from '../wait.js';
+import { receivers } from './receiver.js';
+import { webhookFixture, type WebhookFixture } from './fixture.js';
+
+/**
+ * The dispatcher's thread (dispatcher-thread.ts): none without a subscription; the first one
+ * starts it; it delivers only what happened from the subscription on; the outbox is pruned of rows
+ * it never read while no subscription is kept, and not while one is.
+ */
+describe('webhook dispatcher thread', () => {
+  let f: WebhookFixture;
+  const receiver = receivers();
+  before(async () => {
+    f = await webhookFixture();
+  });
+  after(async () => {
+    await f.close();
+  });
+  const db = () => f.t.database.db;
+  const outboxRow = (id: number) => db().selectFrom('outbox').select(['id', 'webhooks_at', 'published_at']).where('id', '=', id).executeTakeFirst();
+
+  test('no thread and no fan-out without a subscription; such rows are pruned after their retention all the same', async () => {
+    assert.equal(f.t.app.ctx.webhooks.running, false);
+    await f.donate(1);
+    const row = await until(async () => {
+      const rows = await db().selectFrom('outbox').select(['id', 'published_at', 'webhooks_at']).where('type', '=', 'donation.created').execute();
+      return rows.find((r) => r.published_at !== null);
+    }, 5000, 'published');
+    assert.equal(row.webhooks_at, null, 'never read: no dispatcher runs');
+    await deletePublishedBefore(db(), Date.now() + 1);
+    assert.equal(await outboxRow(row.id), undefined);
+  });
+
+  test('the first subscription starts it; events from before the subscription are not sent; unread rows wait for it', async () => {
+    const r = await receiver();
+    await f.donate(2); // before the subscription
+    const sub = await f.subscribe(r.url, ['donation.created']);
+    await until(() => f.t.app.ctx.webhooks.running, 5000, 'the thread started');
+    await f.donate(3);
+    await until(() => r.received.length >= 1, 5000, 'a delivery');
+    // Everything up to now is read (the one from before without a delivery for it).
+    await until(async () => (await db().selectFrom('outbox').select('id').where('webhooks_at', 'is', null).execute()).length === 0, 5000, 'all read');
+    assert.deepEqual(r.received.map((m) => m.json.data.amount), [3]);
+    const deliveries = await db().selectFrom('webhook_deliveries').select('id').where('subscription_id', '=', sub.id).execute();
+    assert.equal(deliveries.length, 1);
+
+    // A row the fan-out has not read (its alert delay is not over) stays past its retention while a subscription is kept.
+    const held = await db()
+      .insertInto('outbox')
+      .values({ type: 'donation.created', user_id: f.userId, channels: '[]', payload: '{}', created_at: 1, published_at: 1, not_before: Date.now() + 3600_000 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await deletePublishedBefore(db(), Date.now());
+    assert.ok(await outboxRow(held.id));
+    await db().deleteFrom('outbox').where('id', '=', held.id).execute();
+  });
+});
