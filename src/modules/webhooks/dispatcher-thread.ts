@@ -49,6 +49,9 @@ const IDLE_CHECK_MS = 1000;
 /** After a commit here, how soon (at most) whether it made the first subscription is checked. */
 const COMMIT_CHECK_MS = 200;
 
+/** The dispatcher's own first poll (WebhookDispatcher's default pollMs). */
+const FIRST_POLL_MS = 250;
+
 const KICK: ToDispatcherThread = { t: 'kick' };
 
 /**
@@ -99,11 +102,16 @@ export class WebhookDispatcherThread {
     return this.#worker !== null;
   }
 
-  /** Starts watching; if there is anything to deliver to, resolves once the thread's first round is over. */
-  async start(): Promise<void> {
+  /**
+   * Starts watching; if there is anything to deliver to, resolves once the thread's first round is
+   * over. `'poll'`: resolves at once, and the look for subscriptions (and the thread's start) comes
+   * a moment later — a starting server answers its first requests first; a commit meanwhile looks at once.
+   */
+  async start(firstRound: 'now' | 'poll' = 'now'): Promise<void> {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.#unsubscribe = this.#database.onCommit(() => this.kick());
+    if (firstRound === 'poll') return this.#scheduleCheck(this.#opts.pollMs ?? FIRST_POLL_MS);
     await this.#check();
   }
 
