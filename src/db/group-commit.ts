@@ -16,8 +16,8 @@ export interface GroupCommitOptions {
   lanes?: number;
   /** How often one item may be sent back for `retry` before it fails. */
   maxRetries?: number;
-  /** Gather items this long before a batch starts (default: only those of the same turn of the event loop). */
-  gatherMs?: number;
+  /** Gather items this long before a batch starts (default: only those of the same turn of the event loop); asked at each batch. */
+  gatherMs?: number | (() => number);
 }
 
 /** An item sent back for retry more often than `maxRetries`: something keeps colliding with it. */
@@ -50,7 +50,7 @@ export class GroupCommit<I, R> {
   readonly #maxBatch: number;
   readonly #lanes: number;
   readonly #maxRetries: number;
-  readonly #gatherMs: number;
+  readonly #gatherMs: () => number;
   #inFlight = 0;
   #scheduled = false;
 
@@ -58,7 +58,7 @@ export class GroupCommit<I, R> {
     private readonly process: (items: readonly I[]) => Promise<ItemOutcome<R>[]>,
     { maxBatch = 256, lanes = 1, maxRetries = 5, gatherMs = 0 }: GroupCommitOptions = {},
   ) {
-    this.#gatherMs = gatherMs;
+    this.#gatherMs = typeof gatherMs === 'number' ? () => gatherMs : gatherMs;
     this.#maxBatch = maxBatch;
     this.#lanes = lanes;
     this.#maxRetries = maxRetries;
@@ -79,7 +79,8 @@ export class GroupCommit<I, R> {
       this.#scheduled = false;
       void this.#flush();
     };
-    if (this.#gatherMs > 0) setTimeout(flush, this.#gatherMs);
+    const gather = this.#gatherMs();
+    if (gather > 0) setTimeout(flush, gather);
     else setImmediate(flush);
   }
 

@@ -31,7 +31,7 @@ export interface DispatcherOptions {
 const FAN_OUT_BATCH = 50;
 const QUEUE_PAGE = 50;
 const MAX_BACKOFF_MS = 3600_000;
-const RECORD_GATHER_MS = 5;
+const RECORD_GATHER_MS = 2;
 /** How long a queue that ran empty keeps its lease, waiting for the next event (see #deliverQueue). */
 const LINGER_MS = 2_000;
 
@@ -63,9 +63,13 @@ export class WebhookDispatcher {
   readonly #agents = new ReceiverAgents();
   /** Queues waiting with an empty queue and their lease (see #deliverQueue), by subscription. */
   readonly #idlers = new Map<number, () => void>();
-  // Attempts ending within a few milliseconds of each other share a transaction: on SQLite each is a
-  // turn of the write lock, which a donation's commit may have to wait for.
-  readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), { maxBatch: 64, gatherMs: RECORD_GATHER_MS });
+  // Attempts of several queues ending within a few milliseconds of each other share a transaction:
+  // on SQLite each is a turn of the write lock, which a donation's commit may have to wait for. A
+  // lone queue does not wait (its next message waits for this record).
+  readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), {
+    maxBatch: 64,
+    gatherMs: () => (this.#inFlight.size > 1 ? RECORD_GATHER_MS : 0),
+  });
   #recovered = false;
 
   constructor(database: Database, opts: DispatcherOptions) {
