@@ -53,23 +53,8 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
       authority = new BrokerAuthority(memory, (id, message) => send(cluster.workers?.[id], message));
       broker = memory;
     }
-    const shared = authority;
-    const publisher = eventPublisher(
-      {
-        publishEncoded: (channel, json, key) => broker.publish(channel, json, defaultRecoverableChannel(channel) ? history : NO_HISTORY, key),
-        // A relay round's publications go to each worker in one message, before the round's marks.
-        ...(shared ? { flushFanOut: () => shared.flush() } : {}),
-      },
-      // The memory broker hands publications to the workers without waiting for them.
-      { inProcess: shared !== null },
-    );
     const nodeId = loadNodeId(config.dataDir);
-    const relay = new OutboxRelay(database, publisher, {
-      logger,
-      owner: new ClaimOwner(nodeId),
-      recordPositions: authority !== null,
-      retentionMs: Math.max(3600_000, config.historyTtl * 1000),
-    });
+    const relay = primaryRelay(config, database, broker, authority, logger);
     const dispatcher = new WebhookDispatcherThread(database, { config: config.webhooks, encryptionKey: secrets.encryptionKey, owner: new ClaimOwner(nodeId), logger });
     // What was pending is published before any worker takes a subscriber (as a single server does before it listens).
     await relay.start();
@@ -96,6 +81,30 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
     lock?.release();
     throw err;
   }
+}
+
+/**
+ * The outbox relay as the primary runs it: it publishes into the cluster's broker — without Redis
+ * the memory broker behind `authority`, whose publications go to the workers in one message per
+ * relay round — and records channel positions when that broker is the only copy of the streams.
+ */
+export function primaryRelay(config: Readonly<Config>, database: Database, broker: Broker, authority: BrokerAuthority | null, logger?: pino.Logger): OutboxRelay {
+  const history = historyOptions(config);
+  const publisher = eventPublisher(
+    {
+      publishEncoded: (channel, json, key) => broker.publish(channel, json, defaultRecoverableChannel(channel) ? history : NO_HISTORY, key),
+      // A relay round's publications go to each worker in one message, before the round's marks.
+      ...(authority ? { flushFanOut: () => authority.flush() } : {}),
+    },
+    // The memory broker hands publications to the workers without waiting for them.
+    { inProcess: authority !== null },
+  );
+  return new OutboxRelay(database, publisher, {
+    logger,
+    owner: new ClaimOwner(loadNodeId(config.dataDir)),
+    recordPositions: authority !== null,
+    retentionMs: Math.max(3600_000, config.historyTtl * 1000),
+  });
 }
 
 function send(worker: Worker | undefined, message: ToWorker): void {

@@ -6,6 +6,7 @@ import type { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import { ipcLoop, type IpcLoop } from './ipc-loop.js';
 
 export interface IpcPrimary {
+  authority: BrokerAuthority;
   /** Each worker's link to the primary (worker ids 1…N, as node:cluster numbers them). */
   links: PrimaryLink[];
   /** Closes the links and the channels; the authority forgets the workers. The broker stays open. */
@@ -29,6 +30,7 @@ export async function ipcPrimary(count: number, broker: MemoryBroker, committed:
   loops.forEach((loop, i) => loop.onFromWorker((m) => messages.handle(i + 1, m)));
   const links = loops.map((loop) => new PrimaryLink(loop.worker));
   return {
+    authority,
     links,
     async close() {
       for (const l of links) l.close();

@@ -7,7 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { chromiumMissing, launchChromium } from '../browser/chromium.js';
-import { buildTestApp, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
+import { issueToken, makeApp, makeUser, type TestApp } from '../helper.js';
+import { realtimeTestApp } from '../realtime/app-topology.js';
 import { ROOT } from '../process.js';
 
 /**
@@ -24,8 +25,7 @@ describe('centrifuge-js 2.8.5 in Chromium with subscribeEndpoint', { skip: chrom
   let pageUrl: string;
 
   before(async () => {
-    t = await buildTestApp();
-    base = await listen(t.app);
+    ({ t, url: base } = await realtimeTestApp());
     browser = await launchChromium();
     // A third-party app's page, on its own origin, using the library as shipped.
     const bundle = fs.readFileSync(path.join(ROOT, 'node_modules/centrifuge2/dist/centrifuge.js'));

@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import { Centrifuge } from 'centrifuge';
 import WebSocket from 'ws';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
-import { buildTestApp, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
+import { issueToken, makeApp, makeUser, type TestApp } from '../helper.js';
+import { realtimeTestApp } from '../realtime/app-topology.js';
 import { runCli } from '../process.js';
 import { RawClient } from '../ws-client.js';
 import { until } from '../wait.js';
@@ -20,8 +21,7 @@ describe('donation events end to end (real server, SQLite, memory broker)', () =
   let token: string;
 
   before(async () => {
-    t = await buildTestApp();
-    base = await listen(t.app);
+    ({ t, url: base } = await realtimeTestApp());
     wsUrl = `${base.replace('http', 'ws')}/connection/websocket`;
     const streamer = await makeUser(t.database.db, { currency: 'EUR' });
     streamerId = streamer.id;

@@ -18,7 +18,9 @@ describe('revocation closes real-time sockets (one node, SQLite)', () => {
   const SCOPES = 'oauth-user-show oauth-donation-subscribe';
 
   before(async () => {
-    ({ t, wsUrl } = await realtimeTestApp());
+    let url: string;
+    ({ t, url } = await realtimeTestApp());
+    wsUrl = url.replace('http', 'ws');
   });
   after(() => t.close());
 
