@@ -6,12 +6,6 @@ export interface CommitWokenLoopOptions {
   /** One round of the work. A round that throws is reported and retried after ten idle polls. */
   round: () => Promise<void>;
   onError: (err: unknown) => void;
-  /**
-   * Where a commit's round starts: 'microtask' (default) in the committing turn at once; 'check'
-   * in this turn's check phase, after everything the commit set off in microtasks — for work that
-   * must not compete with the outbox relay for the connection on an event's way to its subscribers.
-   */
-  wake?: 'microtask' | 'check';
 }
 
 /**
@@ -71,12 +65,10 @@ export class CommitWokenLoop {
     }
     if (this.#kicked) return;
     this.#kicked = true;
-    const run = (): void => {
+    queueMicrotask(() => {
       this.#kicked = false;
       this.#run();
-    };
-    if (this.#opts.wake === 'check') setImmediate(run);
-    else queueMicrotask(run);
+    });
   }
 
   /** No more rounds; resolves when the one under way is over. */

@@ -130,38 +130,3 @@ test("a round's events are flushed to the sockets before the round writes its pu
     await t.drop();
   }
 });
-
-test("a loop woken in the check phase starts after the commit's microtask rounds and before the next turn's timers", async () => {
-  const { database, commit } = fakeDatabase();
-  const order: string[] = [];
-  let started = false;
-  const first = new CommitWokenLoop(database, {
-    pollMs: 60_000,
-    round: async () => {
-      if (!started) return;
-      order.push('relay round start');
-      for (let i = 0; i < 20; i++) await Promise.resolve(); // a round of many awaited steps
-      order.push('relay round end');
-    },
-    onError: () => {},
-  });
-  const later = new CommitWokenLoop(database, { pollMs: 60_000, wake: 'check', round: async () => void (started && order.push('dispatcher round')), onError: () => {} });
-  await first.start();
-  await later.start();
-  started = true;
-  try {
-    await new Promise<void>((resolve) =>
-      fs.readFile(fileURLToPath(import.meta.url), () => {
-        setTimeout(() => {
-          order.push('timer');
-          resolve();
-        }, 0);
-        commit();
-      }),
-    );
-    assert.deepEqual(order, ['relay round start', 'relay round end', 'dispatcher round', 'timer']);
-  } finally {
-    await first.stop();
-    await later.stop();
-  }
-});

@@ -79,8 +79,6 @@ export class WebhookDispatcher {
       pollMs: this.#opts.pollMs,
       round: () => this.#round(),
       onError: (err) => this.#opts.logger?.error({ err }, 'webhooks: a dispatch round failed; will retry'),
-      // After the relay's round (same turn): a commit's events reach their sockets first.
-      wake: 'check',
     });
   }
 
