@@ -1,26 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { errorHandler, htmlUnlessJsonAsked, jsonUnlessHtmlAsked } from '../http/error-handler.js';
 import { localizedErrorPage, registerPageLanguage } from './i18n.js';
-import { adminMerchantsPages } from './pages/admin-merchants.pages.js';
-import { authPages } from './pages/auth.pages.js';
-import { authorizedAppsPages } from './pages/authorized-apps.pages.js';
-import { adminPages } from './pages/dashboard/admin.pages.js';
-import { appsPages } from './pages/dashboard/apps.pages.js';
-import { webhookPages } from './pages/dashboard/webhooks.pages.js';
-import { donationsPages } from './pages/dashboard/donations.pages.js';
-import { goalsPages } from './pages/dashboard/goals.pages.js';
-import { merchandisePages } from './pages/dashboard/merchandise.pages.js';
-import { moderationPages } from './pages/dashboard/moderation.pages.js';
-import { paymentsPages } from './pages/dashboard/payments.pages.js';
-import { overviewPages } from './pages/dashboard/overview.pages.js';
-import { pollsPages } from './pages/dashboard/polls.pages.js';
-import { profilePages } from './pages/dashboard/profile.pages.js';
+import { lazyPages } from './pages/lazy-routes.js';
+import { PAGE_MODULES, WIDGET_MODULE } from './pages/page-routes.js';
 import { realtimeTokenRoutes } from './pages/dashboard/realtime.js';
 import { vendorRoutes } from './pages/dashboard/vendor.routes.js';
-import { donorPages } from './pages/donor.pages.js';
-import { homePages } from './pages/home.pages.js';
-import { widgetSettingsPages } from './pages/widget-settings.pages.js';
-import { widgetPages } from './pages/widget.pages.js';
 import { registerBrowserSession } from './session.js';
 import { staticRoutes } from './static.js';
 import { mediaRoutes } from '../modules/media/media.routes.js';
@@ -36,24 +20,10 @@ export async function pagesPlugin(app: FastifyInstance): Promise<void> {
   registerPageLanguage(app);
   app.setErrorHandler(errorHandler(htmlUnlessJsonAsked, localizedErrorPage));
 
-  await app.register(homePages);
-  await app.register(authPages);
-  await app.register(appsPages);
-  await app.register(adminMerchantsPages);
-  await app.register(authorizedAppsPages);
-  await app.register(webhookPages);
-  await app.register(donorPages);
-  await app.register(widgetSettingsPages);
-  await app.register(overviewPages);
+  // Each page module's routes are registered now, its code loads on the first request to one of
+  // them (lazy-routes.ts): start-up does not pay for pages nobody has asked for yet.
+  for (const pages of PAGE_MODULES) await app.register(lazyPages(pages.name, pages.load, pages.routes));
   await app.register(realtimeTokenRoutes);
-  await app.register(donationsPages);
-  await app.register(goalsPages);
-  await app.register(pollsPages);
-  await app.register(moderationPages);
-  await app.register(merchandisePages);
-  await app.register(paymentsPages);
-  await app.register(profilePages);
-  await app.register(adminPages);
 }
 
 /**
@@ -63,7 +33,7 @@ export async function pagesPlugin(app: FastifyInstance): Promise<void> {
  */
 export async function widgetsPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler(errorHandler(jsonUnlessHtmlAsked, localizedErrorPage));
-  await app.register(widgetPages);
+  await app.register(lazyPages(WIDGET_MODULE.name, WIDGET_MODULE.load, WIDGET_MODULE.routes));
 }
 
 /** Our static files, vendor bundles, default avatars and uploaded alert media: public, cacheable, no session. */

@@ -7,20 +7,13 @@ import { html } from '../html.js';
 import { pageTranslator } from '../i18n.js';
 import { errorPage, fieldErrors, page } from '../layout.js';
 import { requireUser } from '../session.js';
+import { requireMerchantsAdmin as requireAdmin } from './dashboard/common.js';
 import { fieldErrorTexts } from '../error-text.js';
 
 interface Flash {
   notice?: string;
   errors?: Record<string, string[]>;
   form?: { client_id?: string; identifier?: string; name?: string };
-}
-
-/** Administrators only; others get a 403 page (logged-out visitors are sent to log in first). */
-async function requireAdmin(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (request.sessionUser && request.sessionUser.role !== 'admin') {
-    const t = pageTranslator(request);
-    await reply.status(403).type('text/html; charset=utf-8').send(errorPage(403, t.t('merchants.admin_only'), t));
-  }
 }
 
 const field = (body: unknown, name: string): string => {

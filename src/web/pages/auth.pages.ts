@@ -7,6 +7,7 @@ import { ValidationError } from '../../domain/errors.js';
 import { loginBackoff } from '../../http/login-backoff.js';
 import { authenticate, createAccount } from '../../modules/accounts/accounts.service.js';
 import { html } from '../html.js';
+import { LOGIN_LIMIT, SIGNUP_LIMIT } from './page-routes.js';
 import { fieldErrors, page } from '../layout.js';
 import { logIn, logOut, safeNext } from '../session.js';
 import { fieldErrorTexts } from '../error-text.js';
@@ -68,12 +69,6 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
-/**
- * Per IP (rate-limit.ts): sign-up runs scrypt on every post, log-in is where passwords are guessed.
- * A failing counter store lets posts through rather than failing them.
- */
-const SIGNUP_LIMIT = { max: 10, timeWindow: 15 * 60_000, skipOnError: true };
-const LOGIN_LIMIT = { max: 10, timeWindow: 60_000, skipOnError: true };
 
 export async function authPages(app: FastifyInstance): Promise<void> {
   const backoff = loginBackoff(app);

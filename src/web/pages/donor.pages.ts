@@ -16,6 +16,7 @@ import { getActivePoll } from '../../modules/polls/polls.service.js';
 import type { PollDetails } from '../../modules/polls/polls.resource.js';
 import { safeEqual } from '../../security/crypto.js';
 import { html, type Html } from '../html.js';
+import { DONATE_LIMIT } from './page-routes.js';
 import { isLocale } from '../../i18n/locales.js';
 import { translator, type Translator } from '../../i18n/translator.js';
 import { donorTranslator, visitorLocale } from '../i18n.js';
@@ -299,7 +300,7 @@ export async function donorPages(app: FastifyInstance): Promise<void> {
 
   app.post<{ Params: { code: string } }>(
     '/r/:code',
-    { preHandler: app.csrfProtection, config: { rateLimit: { max: 30, timeWindow: 60_000, skipOnError: true } } },
+    { preHandler: app.csrfProtection, config: { rateLimit: DONATE_LIMIT } },
     async (request, reply) => {
       // The form says which language it was shown in (a switcher choice survives without cookies).
       const shownIn = (request.body as Record<string, unknown> | undefined)?.lang;

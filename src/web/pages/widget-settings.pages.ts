@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../domain/errors.js';
 import type { UserRow } from '../../modules/accounts/accounts.table.js';
-import { CSP_DIRECTIVES } from '../../http/security-headers.js';
 import { formatBytes } from '../../modules/media/media.service.js';
 import { recordMilestone } from '../../modules/onboarding/onboarding.service.js';
 import { sendTestAlert, testAlertFor, type TestAlertTexts } from '../../modules/widgets/alerts.service.js';
@@ -14,6 +13,7 @@ import type { AlertAnimation, AlertLayout, AlertType, MediaSource } from '../../
 import { localeOr } from '../../i18n/locales.js';
 import { translator, type MessageKey, type Translator } from '../../i18n/translator.js';
 import { html, type Html } from '../html.js';
+import { FILE_FIELDS, PREVIEW_HELMET, variationUploads } from './page-routes.js';
 import { fieldErrors, page } from '../layout.js';
 import { requireUser } from '../session.js';
 import { PREVIEW_SCRIPTS, widgetDocument } from './widget.pages.js';
@@ -34,7 +34,6 @@ const FIELDS = [
 ] as const;
 type FormValues = Record<(typeof FIELDS)[number], string> & { has_image_file?: boolean; has_sound_file?: boolean };
 const CHECKBOXES = new Set(['enabled', 'tts_enabled']);
-const FILE_FIELDS = ['image_file', 'sound_file'] as const;
 
 /** Outcomes of a redirect after POST; only these fixed messages are ever shown. */
 const NOTICES: Record<string, MessageKey> = {
@@ -245,8 +244,7 @@ export async function widgetSettingsPages(app: FastifyInstance): Promise<void> {
   const key = app.ctx.secrets.encryptionKey;
   const base = app.ctx.config.publicUrl;
   const maxBytes = app.ctx.config.mediaMaxBytes;
-  /** Variation forms read an image and a sound file each up to MEDIA_MAX_BYTES (body-parsers `config.uploads`). */
-  const uploads = { uploads: { fields: FILE_FIELDS, maxBytes } };
+  const uploads = variationUploads(app);
   const testTexts = (t: Translator): TestAlertTexts => ({ donor: t.t('widgets.test.donor'), customer: t.t('widgets.test.customer'), header: t.t('widgets.test.header'), message: t.t('widgets.test.message') });
   const formPage = (t: Translator, title: string, action: string, csrf: string, user: UserRow, f: FormValues, preview: string, errors?: Record<string, string[]>) =>
     html`<div class="variation-edit"><section class="card"><h1>${title}</h1>${variationForm(t, action, csrf, user.currency, maxBytes, f, errors)}</section>${previewFrame(t, preview, f.name)}</div>`;
@@ -351,10 +349,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
    */
   app.get('/dashboard/widgets/preview', {
     preHandler: requireUser,
-    helmet: {
-      contentSecurityPolicy: { useDefaults: false, directives: { ...CSP_DIRECTIVES, imgSrc: [...CSP_DIRECTIVES.imgSrc, 'blob:'], mediaSrc: [...CSP_DIRECTIVES.mediaSrc, 'blob:'], frameAncestors: ["'self'"] } },
-      frameguard: { action: 'sameorigin' },
-    },
+    helmet: PREVIEW_HELMET,
   }, async (request, reply) => {
     const user = request.sessionUser!;
     const query = request.query as Record<string, unknown>;

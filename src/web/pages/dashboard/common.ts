@@ -3,7 +3,7 @@ import type { UserRow } from '../../../modules/accounts/accounts.table.js';
 import { html, jsonForScript, type Html } from '../../html.js';
 import type { Translator } from '../../../i18n/translator.js';
 import { pageTranslator } from '../../i18n.js';
-import { page } from '../../layout.js';
+import { errorPage, page } from '../../layout.js';
 
 export type FieldErrors = Record<string, string[]>;
 
@@ -100,3 +100,11 @@ export function pageNumber(query: unknown, param = 'page'): number {
 }
 
 export type SessionUser = UserRow;
+
+/** preHandler of /admin/merchants: administrators only; others get a 403 page with the merchants' wording (logged-out visitors are sent to log in first). */
+export async function requireMerchantsAdmin(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (request.sessionUser && request.sessionUser.role !== 'admin') {
+    const t = pageTranslator(request);
+    await reply.status(403).type('text/html; charset=utf-8').send(errorPage(403, t.t('merchants.admin_only'), t));
+  }
+}

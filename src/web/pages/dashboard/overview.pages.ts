@@ -11,6 +11,7 @@ import { shownDonations } from '../../../modules/moderation/moderation.service.j
 import { donationChannel, goalChannel, pollChannel } from '../../../modules/outbox/channels.js';
 import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html } from '../../html.js';
+import { TEST_ALERT_LIMIT } from '../page-routes.js';
 import { pageTranslator } from '../../i18n.js';
 import { requireUser } from '../../session.js';
 import { csrfField, money, notice, sendPage, wantsJson } from './common.js';
@@ -130,7 +131,7 @@ ${topDonorsTable(t, donors, user.currency)}
 
   app.post(
     '/dashboard/test-alert',
-    { preHandler: [requireUser, app.csrfProtection], config: { rateLimit: { max: 30, timeWindow: 60_000 } } },
+    { preHandler: [requireUser, app.csrfProtection], config: { rateLimit: TEST_ALERT_LIMIT } },
     async (request, reply) => {
       const userId = request.sessionUser!.id;
       const donation = await createDonation(app.ctx.db, { userId, ...randomDonation(), payinSystem: SANDBOX_PAYIN });

@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { PAGE_MODULES, WIDGET_MODULE } from '../../src/web/pages/page-routes.js';
+import type { BrowserSession } from '../browser-session.js';
+import { streamer } from '../dashboard/helpers.js';
+import { buildTestApp, tempDir, type TestApp } from '../helper.js';
+import { ROOT } from '../process.js';
+
+let t: TestApp;
+let admin: BrowserSession;
+before(async () => {
+  t = await buildTestApp();
+  admin = (await streamer(t, { admin: true })).browser;
+});
+after(() => t.close());
+
+test('every lazily loaded page module declares the routes of its table, options included (a load checks it: a difference is a 500)', async () => {
+  for (const pages of [...PAGE_MODULES, WIDGET_MODULE]) {
+    const first = pages.routes(t.app).find((route) => route.method === 'GET');
+    assert.ok(first, `${pages.name} has a page to open`);
+    const res = await admin.get(first.url.replace(/:\w+/g, '1'));
+    assert.ok(res.statusCode < 500, `${pages.name}: ${first.url} answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
+  }
+});
+
+/** The page modules (src/web/pages/**.pages.ts) a server process built as `serve` builds it has imported, after a GET of `askUrl` if given. */
+function pageModulesLoaded(askUrl?: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/web/page-modules.script.ts')], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: tempDir(), ...(askUrl ? { ASK_URL: askUrl } : {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}: ${err}`))));
+  });
+}
+
+test('a start imports no page module; the first request to a page imports its module and not the others', async () => {
+  // OAuth's consent page is the OAuth plugin's own, loaded with it.
+  assert.deepEqual(await pageModulesLoaded(), ['consent.pages']);
+  assert.deepEqual(await pageModulesLoaded('/login'), ['auth.pages', 'consent.pages']);
+});
