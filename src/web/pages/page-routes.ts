@@ -36,6 +36,12 @@ export const PREVIEW_HELMET = {
   frameguard: { action: 'sameorigin' as const },
 };
 
+/**
+ * The dashboard's, log-in's and admin's modules load as one group (browser-pages.ts); the donor
+ * page, which visitors open, and the widgets, which OBS opens, each on their own.
+ */
+const browserPages = () => import('./browser-pages.js');
+
 export interface LazyPageModule {
   /** For messages and the agreement test. */
   name: string;
@@ -45,10 +51,10 @@ export interface LazyPageModule {
 
 /** The browser pages (pagesPlugin), in registration order. */
 export const PAGE_MODULES: LazyPageModule[] = [
-  { name: 'home', load: async () => (await import('./home.pages.js')).homePages, routes: () => [get('/')] },
+  { name: 'home', load: async () => (await browserPages()).homePages, routes: () => [get('/')] },
   {
     name: 'auth',
-    load: async () => (await import('./auth.pages.js')).authPages,
+    load: async () => (await browserPages()).authPages,
     routes: (app) => [
       get('/signup'),
       post('/signup', { preHandler: app.csrfProtection, config: { rateLimit: SIGNUP_LIMIT } }),
@@ -59,12 +65,12 @@ export const PAGE_MODULES: LazyPageModule[] = [
   },
   {
     name: 'apps',
-    load: async () => (await import('./dashboard/apps.pages.js')).appsPages,
+    load: async () => (await browserPages()).appsPages,
     routes: (app) => [get('/dashboard/apps', user()), post('/dashboard/apps', form(app)), post('/dashboard/apps/:id/edit', form(app)), post('/dashboard/apps/:id/rotate', form(app)), post('/dashboard/apps/:id/delete', form(app))],
   },
   {
     name: 'admin-merchants',
-    load: async () => (await import('./admin-merchants.pages.js')).adminMerchantsPages,
+    load: async () => (await browserPages()).adminMerchantsPages,
     routes: (app) => {
       const merchantsAdmin = { preHandler: [requireUser, requireMerchantsAdmin] };
       const merchantsForm = { preHandler: [requireUser, requireMerchantsAdmin, app.csrfProtection] };
@@ -73,12 +79,12 @@ export const PAGE_MODULES: LazyPageModule[] = [
   },
   {
     name: 'authorized-apps',
-    load: async () => (await import('./authorized-apps.pages.js')).authorizedAppsPages,
+    load: async () => (await browserPages()).authorizedAppsPages,
     routes: (app) => [get('/dashboard/authorized-apps', user()), post('/dashboard/authorized-apps/:clientId/revoke', form(app))],
   },
   {
     name: 'webhooks',
-    load: async () => (await import('./dashboard/webhooks.pages.js')).webhookPages,
+    load: async () => (await browserPages()).webhookPages,
     routes: (app) => [
       get('/dashboard/webhooks', user()),
       post('/dashboard/webhooks/:id/reenable', form(app)),
@@ -93,7 +99,7 @@ export const PAGE_MODULES: LazyPageModule[] = [
   },
   {
     name: 'widget-settings',
-    load: async () => (await import('./widget-settings.pages.js')).widgetSettingsPages,
+    load: async () => (await browserPages()).widgetSettingsPages,
     routes: (app) => [
       get('/dashboard/widgets', user()),
       post('/dashboard/widgets/token', form(app)),
@@ -108,23 +114,23 @@ export const PAGE_MODULES: LazyPageModule[] = [
   },
   {
     name: 'overview',
-    load: async () => (await import('./dashboard/overview.pages.js')).overviewPages,
+    load: async () => (await browserPages()).overviewPages,
     routes: (app) => [get('/dashboard', user()), post('/dashboard/test-alert', { ...form(app), config: { rateLimit: TEST_ALERT_LIMIT } }), post('/dashboard/onboarding/link-copied', form(app))],
   },
-  { name: 'donations', load: async () => (await import('./dashboard/donations.pages.js')).donationsPages, routes: () => [get('/dashboard/donations', user())] },
+  { name: 'donations', load: async () => (await browserPages()).donationsPages, routes: () => [get('/dashboard/donations', user())] },
   {
     name: 'goals',
-    load: async () => (await import('./dashboard/goals.pages.js')).goalsPages,
+    load: async () => (await browserPages()).goalsPages,
     routes: (app) => [get('/dashboard/goals', user()), post('/dashboard/goals', form(app)), post('/dashboard/goals/:id', form(app)), post('/dashboard/goals/:id/close', form(app))],
   },
   {
     name: 'polls',
-    load: async () => (await import('./dashboard/polls.pages.js')).pollsPages,
+    load: async () => (await browserPages()).pollsPages,
     routes: (app) => [get('/dashboard/polls', user()), post('/dashboard/polls', form(app)), post('/dashboard/polls/:id/options', form(app)), post('/dashboard/polls/:id/close', form(app))],
   },
   {
     name: 'moderation',
-    load: async () => (await import('./dashboard/moderation.pages.js')).moderationPages,
+    load: async () => (await browserPages()).moderationPages,
     routes: (app) => [
       get('/dashboard/moderation', user()),
       post('/dashboard/moderation', form(app)),
@@ -135,22 +141,22 @@ export const PAGE_MODULES: LazyPageModule[] = [
   },
   {
     name: 'merchandise',
-    load: async () => (await import('./dashboard/merchandise.pages.js')).merchandisePages,
+    load: async () => (await browserPages()).merchandisePages,
     routes: (app) => [get('/dashboard/merchandise', user()), post('/dashboard/merchandise/promocode', form(app))],
   },
   {
     name: 'payments',
-    load: async () => (await import('./dashboard/payments.pages.js')).paymentsPages,
+    load: async () => (await browserPages()).paymentsPages,
     routes: (app) => [get('/dashboard/payments', user()), post('/dashboard/payments/:provider', form(app)), post('/dashboard/payments/signed/rotate', form(app))],
   },
   {
     name: 'profile',
-    load: async () => (await import('./dashboard/profile.pages.js')).profilePages,
+    load: async () => (await browserPages()).profilePages,
     routes: (app) => [get('/dashboard/profile', user()), post('/dashboard/profile', form(app)), post('/dashboard/profile/password', form(app))],
   },
   {
     name: 'admin',
-    load: async () => (await import('./dashboard/admin.pages.js')).adminPages,
+    load: async () => (await browserPages()).adminPages,
     routes: (app) => [get('/admin', admin()), get('/admin/users', admin()), post('/admin/users/:id/active', adminForm(app)), get('/admin/rates', admin()), post('/admin/rates', adminForm(app))],
   },
 ];
