@@ -42,6 +42,29 @@ export function run(command: string, args: string[], options: { cwd: string; env
   });
 }
 
+/**
+ * Runs a test script (a server built in a child process that reports on stdout) with only PATH,
+ * a loopback listen address and `env` — nothing of this process's environment (DATABASE_URL,
+ * REDIS_URL) — and returns its JSON report; a non-zero exit rejects with its stderr.
+ */
+export async function runJsonScript<T>(script: string, env: Record<string, string>): Promise<T> {
+  const { code, stdout, stderr } = await new Promise<CliResult>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (exit) => resolve({ code: exit, stdout: out, stderr: err }));
+  });
+  if (code !== 0) throw new Error(`${script} exited ${code}: ${stderr}`);
+  return JSON.parse(stdout) as T;
+}
+
 /** Runs `openalerts <args>` as a user would, with the given environment. */
 export function runCli(args: string[], env: Record<string, string>): Promise<CliResult> {
   return run(process.execPath, [...CLI, ...args], { cwd: ROOT, env: { LOG_LEVEL: 'warn', ...env } });

@@ -1,25 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { test } from 'node:test';
 import { REDIS_URL, redisAvailable, tempDir } from '../helper.js';
-import { ROOT } from '../process.js';
+import { runJsonScript } from '../process.js';
 
 /** The optional packages a server process built with `env` has loaded. */
 function loadedBy(env: Record<string, string>): Promise<Record<string, boolean>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/ops/loaded-modules.script.ts')], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}: ${err}`))));
-  });
+  return runJsonScript('test/ops/loaded-modules.script.ts', env);
 }
 
 const NONE = { pg: false, ioredis: false, 'prom-client': false, '@fastify/swagger': false, '@fastify/swagger-ui': false, yaml: false, 'fast-jwt': false };

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { PAGE_MODULES, WIDGET_MODULE } from '../../src/web/pages/page-routes.js';
 import type { BrowserSession } from '../browser-session.js';
 import { streamer } from '../dashboard/helpers.js';
 import { buildTestApp, tempDir, type TestApp } from '../helper.js';
-import { ROOT } from '../process.js';
+import { runJsonScript } from '../process.js';
 
 let t: TestApp;
 let admin: BrowserSession;
@@ -27,19 +25,7 @@ test('every lazily loaded page module declares the routes of its table, options 
 
 /** The page modules (src/web/pages/**.pages.ts) a server process built as `serve` builds it has imported, after a GET of `askUrl` if given. */
 function pageModulesLoaded(askUrl?: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/web/page-modules.script.ts')], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: tempDir(), ...(askUrl ? { ASK_URL: askUrl } : {}) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}: ${err}`))));
-  });
+  return runJsonScript('test/web/page-modules.script.ts', { DATA_DIR: tempDir(), ...(askUrl ? { ASK_URL: askUrl } : {}) });
 }
 
 test('a start imports no page module; the first request to a page imports its group and not the others', async () => {
