@@ -25,11 +25,16 @@ export function testConfig(env: Record<string, string> = {}): Readonly<Config> {
   return envToConfig({ DATA_DIR: tempDir(), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env });
 }
 
+/** How long the probes below wait for a service to answer before calling it missing. */
+const PROBE_TIMEOUT_MS = 10_000;
+
 let pgReachable: Promise<boolean> | undefined;
 /** PostgreSQL suites skip on a machine without it, but never in CI (CI=true makes them fail instead). */
 export function postgresAvailable(): Promise<boolean> {
   pgReachable ??= (async () => {
-    const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+    // Generous: a refused connection (no PostgreSQL here) fails at once whatever the timeout, and in
+    // CI a loaded machine (two suites side by side) can take seconds to complete a loopback connect.
+    const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: PROBE_TIMEOUT_MS });
     try {
       await client.connect();
       await client.query('select 1');
@@ -48,7 +53,9 @@ let redisReachable: Promise<boolean> | undefined;
 /** Like postgresAvailable, for the Redis at TEST_REDIS_URL: skip without it, except in CI. */
 export function redisAvailable(): Promise<boolean> {
   redisReachable ??= (async () => {
-    const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0 });
+    const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: PROBE_TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    // connect() rejects with the failure; without a listener ioredis would also print it as unhandled.
+    client.on('error', () => {});
     try {
       await client.connect();
       await client.ping();
