@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import { dialectOf } from '../../db/dialect.js';
 import { containsText } from '../../db/like.js';
 import type { DB } from '../../db/schema.js';
@@ -6,21 +6,40 @@ import type { RateTable } from '../../domain/rates.js';
 import type { ModerationSettingsRow } from '../moderation/moderation.table.js';
 import type { DonationRow, DonationsTable } from './donations.table.js';
 
-export async function insertDonation(db: Kysely<DB>, row: Insertable<DonationsTable>): Promise<DonationRow> {
-  return db.insertInto('donations').values(row).returningAll().executeTakeFirstOrThrow();
-}
-
 /**
- * A whole donation row (createDonation's transactional path), as SQL text: on the way of every
- * donation to its alert, where building the query cost more than running it. The row is what was
- * written, with its new id.
+ * Every column a donation is written with, and its PostgreSQL type: the one list both insert paths
+ * are built from (`insertDonation`, and `insertDonationsWithAlerts` for a batch). A Record over the
+ * table's columns, so a column added to DonationsTable fails to compile until it is added here.
  */
-export async function insertDonationRow(db: Kysely<DB>, row: Omit<DonationRow, 'id'>): Promise<DonationRow> {
-  const { rows } = await sql<{ id: number }>`
-    insert into donations (user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, is_shown, created_at, shown_at, poll_option_id)
-    values (${row.user_id}, ${row.username}, ${row.message_type}, ${row.message}, ${row.amount}, ${row.currency}, ${row.amount_in_user_currency}, ${row.user_currency},
-      ${row.payin_system}, ${row.is_shown}, ${row.created_at}, ${row.shown_at}, ${row.poll_option_id})
-    returning id`.execute(db);
+const WRITTEN_COLUMNS = {
+  user_id: 'bigint',
+  username: 'text',
+  message_type: 'text',
+  message: 'text',
+  amount: 'bigint',
+  currency: 'text',
+  amount_in_user_currency: 'bigint',
+  user_currency: 'text',
+  payin_system: 'text',
+  is_shown: 'integer',
+  created_at: 'bigint',
+  shown_at: 'bigint',
+  poll_option_id: 'bigint',
+} as const satisfies Record<Exclude<keyof DonationsTable, 'id'>, string>;
+type WrittenColumn = keyof typeof WRITTEN_COLUMNS;
+const WRITTEN = Object.keys(WRITTEN_COLUMNS) as WrittenColumn[];
+const WRITTEN_LIST = WRITTEN.join(', ');
+
+// The insert's text, once per dialect: on the way of every donation to its alert, where building a
+// query cost more than running it.
+const INSERT_DONATION = {
+  sqlite: `insert into donations (${WRITTEN_LIST}) values (${WRITTEN.map(() => '?').join(', ')}) returning id`,
+  postgres: `insert into donations (${WRITTEN_LIST}) values (${WRITTEN.map((_, i) => `$${i + 1}`).join(', ')}) returning id`,
+};
+
+/** Writes a whole donation row; the row is what was written, with its new id. */
+export async function insertDonation(db: Kysely<DB>, row: Omit<DonationRow, 'id'>): Promise<DonationRow> {
+  const { rows } = await db.executeQuery<{ id: number }>(CompiledQuery.raw(INSERT_DONATION[dialectOf(db)], WRITTEN.map((column) => row[column])));
   return { id: Number(rows[0]!.id), ...row };
 }
 
@@ -122,24 +141,21 @@ export async function insertDonationsWithAlerts(db: Kysely<DB>, writes: readonly
     with input as materialized (
       select i.*, nextval(pg_get_serial_sequence('donations', 'id')) as id
       from unnest(
-        ${col((w) => w.donation.user_id)}::bigint[], ${col((w) => w.donation.username)}::text[], ${col((w) => w.donation.message_type)}::text[],
-        ${col((w) => w.donation.message)}::text[], ${col((w) => w.donation.amount)}::bigint[], ${col((w) => w.donation.currency)}::text[],
-        ${col((w) => w.donation.amount_in_user_currency)}::bigint[], ${col((w) => w.donation.user_currency)}::text[],
-        ${col((w) => w.donation.payin_system)}::text[], ${col((w) => w.donation.created_at)}::bigint[],
+        ${sql.join(WRITTEN.map((column) => sql`${col((w) => w.donation[column])}::${sql.raw(WRITTEN_COLUMNS[column])}[]`))},
         ${col((w) => w.moderation?.status ?? null)}::text[], ${col((w) => w.moderation?.shown_username ?? null)}::text[],
         ${col((w) => w.moderation?.shown_message ?? null)}::text[], ${col((w) => w.moderation?.reasons ?? null)}::text[],
         ${col((w) => w.moderation?.publish_at ?? null)}::bigint[],
         ${col((w) => w.event?.type ?? null)}::text[], ${col((w) => (w.event ? JSON.stringify(w.event.channels) : null))}::text[],
         ${col((w) => w.event?.payloadAfterId ?? null)}::text[], ${col((w) => w.event?.notBefore ?? null)}::bigint[]
       ) with ordinality as i(
-        user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, created_at,
+        ${sql.raw(WRITTEN_LIST)},
         m_status, m_shown_username, m_shown_message, m_reasons, m_publish_at,
         e_type, e_channels, e_payload_after_id, e_not_before, ord
       )
     ),
     donation as (
-      insert into donations (id, user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, is_shown, created_at, shown_at, poll_option_id)
-      select id, user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, 0, created_at, null, null
+      insert into donations (id, ${sql.raw(WRITTEN_LIST)})
+      select id, ${sql.raw(WRITTEN_LIST)}
       from input order by id
       returning id
     ),
@@ -187,7 +203,7 @@ export async function donationPageStamps(db: Kysely<DB>, userIds: number[]): Pro
   return new Map(rows.map((row) => [row.id, { name: row.name, isActive: Boolean(row.is_active), version: Number(row.version ?? 0), total: Number(row.total ?? 0) }]));
 }
 
-const DONATION_COLUMNS = ['id', 'user_id', 'username', 'message_type', 'message', 'amount', 'currency', 'amount_in_user_currency', 'user_currency', 'payin_system', 'is_shown', 'created_at', 'shown_at', 'poll_option_id'] as const;
+const DONATION_COLUMNS: (keyof DonationsTable)[] = ['id', ...WRITTEN];
 
 /**
  * One page, newest first (INTEROP §2), with the stamp it was read at. On PostgreSQL in ONE

@@ -116,7 +116,7 @@ async function recordDonationIn(tx: Transaction<DB>, input: NewDonation, amount:
   const pollOptionId = await castDonationVote(tx, { userId: user.id, amount, currency: input.currency, at, pollOptionId: input.pollOptionId, pollOptionTitle }, rates);
   // Most streamers run no goal: the context says so without a read of their goals.
   if (context.hasGoals) await raiseGoalsForDonation(tx, { userId: user.id, amount, currency: input.currency, at }, rates);
-  const row = await repo.insertDonationRow(tx, { ...donationRow(input, amount, user, rates, at), poll_option_id: pollOptionId });
+  const row = await repo.insertDonation(tx, { ...donationRow(input, amount, user, rates, at), poll_option_id: pollOptionId });
   // One event for the donation channel and the streamer's alerts widget (events.ts), with the
   // text the streamer's rules allow on stream; the donation itself keeps what the donor sent.
   await publishDonationAlert(tx, moderation, row, user.name);
