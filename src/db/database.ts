@@ -13,16 +13,18 @@ export { DatabaseUnavailableError } from './unavailable.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type QueryListener = (seconds: number, failed: boolean) => void;
+export type CommitListener = (notes: readonly object[]) => void;
 export type Tx = Transaction<DB>;
 
 export interface Database {
   db: Kysely<DB>;
   dialect: Dialect;
   /**
-   * Calls `listener` after every transaction this process commits. The outbox relay uses it to
-   * publish at once instead of waiting for its next poll.
+   * Calls `listener` after every transaction this process commits, with the notes the transaction
+   * left (`noteOnCommit`; none for a commit signalled by `signalCommit`). The outbox relay uses it
+   * to publish at once instead of waiting for its next poll.
    */
-  onCommit(listener: () => void): () => void;
+  onCommit(listener: CommitListener): () => void;
   /** Calls `listener` after every SQL statement with its duration and whether it failed (metrics). */
   onQuery(listener: QueryListener): () => void;
   /**
@@ -56,32 +58,112 @@ function loadPg(): typeof pg {
   return pgModule;
 }
 
+/** Notes left by the transaction open on a connection (`noteOnCommit`), until it ends. */
+const transactionNotes = new WeakMap<DatabaseConnection, object[]>();
+/** The transaction's open savepoints, each with how many notes were left before it. */
+const savepointMarks = new WeakMap<DatabaseConnection, { name: string; notes: number }[]>();
+const NO_NOTES: readonly object[] = Object.freeze([]);
+
 /**
- * Makes every commit call `committed` (the outbox relay's wake-up), and optionally replaces the
- * BEGIN statement. SQLite needs BEGIN IMMEDIATE: Kysely's deferred BEGIN lets a reader that later
- * writes fail with SQLITE_BUSY at once when another process (the CLI) holds the write lock, instead
- * of waiting out busy_timeout; IMMEDIATE takes the write lock up front and so waits its turn.
+ * Leaves `note` for the commit listeners of transaction `tx`: they get it once its COMMIT has
+ * returned (the transaction is durable); it is dropped if the transaction rolls back. The outbox
+ * relay publishes a commit's events from the rows its transaction wrote (`enqueueEvent`), without
+ * reading them back. Outside a transaction it does nothing.
  */
-function signallingDialect<D extends SqliteDialect | PostgresDialect>(dialect: D, committed: () => void, beginSql?: string): D {
+export async function noteOnCommit(tx: Kysely<DB>, note: object): Promise<void> {
+  if (!tx.isTransaction) return;
+  // A transaction's executor provides the one connection it runs on.
+  await tx.getExecutor().provideConnection(async (connection) => {
+    const notes = transactionNotes.get(connection);
+    if (notes) notes.push(note);
+    else transactionNotes.set(connection, [note]);
+  });
+}
+
+/**
+ * Makes every commit call `committed` with the transaction's notes (the outbox relay's wake-up),
+ * and optionally replaces the BEGIN statement. SQLite needs BEGIN IMMEDIATE: Kysely's deferred
+ * BEGIN lets a reader that later writes fail with SQLITE_BUSY at once when another process (the
+ * CLI) holds the write lock, instead of waiting out busy_timeout; IMMEDIATE takes the write lock up
+ * front and so waits its turn.
+ */
+function signallingDialect<D extends SqliteDialect | PostgresDialect>(dialect: D, committed: CommitListener, beginSql?: string): D {
   const createDriver = dialect.createDriver.bind(dialect);
   dialect.createDriver = () => {
     const driver = createDriver();
+    const begin = beginSql ? CompiledQuery.raw(beginSql) : null;
+    const beginTransaction = driver.beginTransaction.bind(driver);
     const commit = driver.commitTransaction.bind(driver);
-    driver.commitTransaction = async (connection: DatabaseConnection) => {
-      await commit(connection);
-      committed();
+    const rollback = driver.rollbackTransaction.bind(driver);
+    const forget = (connection: DatabaseConnection) => {
+      transactionNotes.delete(connection);
+      savepointMarks.delete(connection);
     };
-    if (beginSql) {
-      driver.beginTransaction = async (connection: DatabaseConnection) => {
-        await connection.executeQuery(CompiledQuery.raw(beginSql));
-      };
-    }
+    driver.beginTransaction = async (connection, settings) => {
+      forget(connection);
+      if (begin) await connection.executeQuery(begin);
+      else await beginTransaction(connection, settings);
+    };
+    driver.commitTransaction = async (connection: DatabaseConnection) => {
+      try {
+        await commit(connection);
+      } catch (err) {
+        forget(connection);
+        throw err;
+      }
+      const notes = transactionNotes.get(connection) ?? NO_NOTES;
+      forget(connection);
+      committed(notes);
+    };
+    driver.rollbackTransaction = async (connection: DatabaseConnection) => {
+      forget(connection);
+      await rollback(connection);
+    };
     return driver;
   };
   return dialect;
 }
 
-const autocommitSignals = new WeakMap<Kysely<DB>, () => void>();
+/**
+ * Keeps a connection's notes true to savepoints (sales' group commit rolls a failed job back to
+ * its own): a rollback to a savepoint drops the notes left after it, as it drops that work.
+ */
+function notesFollowSavepoints(connection: DatabaseConnection): void {
+  const execute = connection.executeQuery.bind(connection);
+  connection.executeQuery = (async (query: CompiledQuery) => {
+    const result = await execute(query);
+    const text = query.sql;
+    // Most statements: one character compared.
+    const first = text.charCodeAt(text.search(/\S/)) | 0x20;
+    if (first !== 0x73 /* s */ && first !== 0x72 /* r */) return result;
+    const marks = savepointMarks.get(connection) ?? [];
+    const latest = (name: string): number => {
+      for (let i = marks.length - 1; i >= 0; i--) if (marks[i]!.name === name.toLowerCase()) return i;
+      return -1;
+    };
+    let m: RegExpExecArray | null;
+    if ((m = SAVEPOINT.exec(text))) {
+      marks.push({ name: m[2]!.toLowerCase(), notes: transactionNotes.get(connection)?.length ?? 0 });
+      savepointMarks.set(connection, marks);
+    } else if ((m = ROLLBACK_TO.exec(text))) {
+      const at = latest(m[2]!);
+      if (at >= 0) {
+        // The savepoint stays (a rollback to it does not release it); those after it are gone.
+        marks.length = at + 1;
+        transactionNotes.get(connection)?.splice(marks[at]!.notes);
+      }
+    } else if ((m = RELEASE.exec(text))) {
+      const at = latest(m[2]!);
+      if (at >= 0) marks.length = at;
+    }
+    return result;
+  }) as DatabaseConnection['executeQuery'];
+}
+const SAVEPOINT = /^\s*savepoint\s+("?)(\w+)\1\s*;?\s*$/i;
+const ROLLBACK_TO = /^\s*rollback\s+(?:transaction\s+)?to\s+(?:savepoint\s+)?("?)(\w+)\1\s*;?\s*$/i;
+const RELEASE = /^\s*release\s+(?:savepoint\s+)?("?)(\w+)\1\s*;?\s*$/i;
+
+const autocommitSignals = new WeakMap<Kysely<DB>, CommitListener>();
 
 /**
  * Tells `onCommit` listeners that a statement run outside any transaction has committed a write:
@@ -89,7 +171,7 @@ const autocommitSignals = new WeakMap<Kysely<DB>, () => void>();
  * statement saves the BEGIN and COMMIT round trips (sales.service.ts). Transactions signal on their own.
  */
 export function signalCommit(db: Kysely<DB>): void {
-  autocommitSignals.get(db)?.();
+  autocommitSignals.get(db)?.(NO_NOTES);
 }
 
 function listenerSet<A extends unknown[]>() {
@@ -276,12 +358,16 @@ function failingCleanly(pool: pg.Pool): PostgresPool {
 }
 
 export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions = {}): Database {
-  const commits = listenerSet<[]>();
+  const commits = listenerSet<[readonly object[]]>();
   const queries = listenerSet<[number, boolean]>();
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
     const threadLock = poolOptions.threadLock ? new ThreadWriteLock(poolOptions.threadLock.buffer, poolOptions.threadLock.holder, false) : new ThreadWriteLock();
-    const dialect = new SqliteDialect({ database: withStatementCache(sqlite), onCreateConnection: async (connection) => lockingWrites(connection, threadLock) });
+    const dialect = new SqliteDialect({ database: withStatementCache(sqlite), onCreateConnection: async (connection) => {
+        lockingWrites(connection, threadLock);
+        notesFollowSavepoints(connection);
+      },
+    });
     const db = new Kysely<DB>({ dialect: signallingDialect(dialect, commits.fire, 'begin immediate'), log: queryLog(queries) });
     autocommitSignals.set(db, commits.fire);
     return {
@@ -314,7 +400,7 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool: failingCleanly(pool) }), commits.fire), log: queryLog(queries) });
+  const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool: failingCleanly(pool), onCreateConnection: async (connection) => notesFollowSavepoints(connection) }), commits.fire), log: queryLog(queries) });
   autocommitSignals.set(db, commits.fire);
   return {
     db,

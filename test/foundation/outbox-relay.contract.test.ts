@@ -9,6 +9,7 @@ import { ClaimOwner } from '../../src/modules/outbox/claim-owner.js';
 import { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import { RealtimeNode } from '../../src/realtime/node.js';
 import { eventPublisher } from '../../src/realtime/setup.js';
+import { createDatabase } from '../../src/db/database.js';
 import { dialects, openTestDatabase, type TestDatabase } from '../helper.js';
 
 /**
@@ -233,6 +234,82 @@ for (const { dialect, mode } of suites) {
           await relay.stop();
         }
         await db.updateTable('outbox').set({ published_at: Date.now() }).where('id', '=', rows[1]!.id).execute();
+      });
+    }
+
+    if (mode === 'in-process') {
+      test("a commit's own events are published from the commit: before its transaction's promise resolves, no round needed", async () => {
+        const p = recorder();
+        const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
+        await relay.start();
+        try {
+          await write(2, 60);
+          // A round would have to wait for the connection the committing transaction holds, and read.
+          assert.deepEqual(p.events.filter((e) => e.channels.includes('$widget:alerts_60')).map((e) => JSON.parse(e.payload).i), [0, 1]);
+        } finally {
+          await relay.stop();
+        }
+        assert.equal(await pending(), 0, 'stop marks what the commits published');
+      });
+
+      test("rows another process wrote first go out first: a commit's rows wait for the round that reads them in id order", async () => {
+        const p = recorder();
+        const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
+        await relay.start();
+        const other = createDatabase({ dialect: 'sqlite', file: t.env.DATABASE_URL.slice('sqlite:'.length) });
+        try {
+          // Another connection, as another process (the CLI) would write: no commit of ours.
+          await other.db.insertInto('outbox').values({ type: 'custom_alert.created', user_id: 61, channels: '["other"]', payload: '{"i":"other"}', created_at: Date.now() }).execute();
+          await write(1, 61);
+          await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_61')), 5000, 'our event');
+          const ours = p.events.filter((e) => e.channels.includes('other') || e.channels.includes('$widget:alerts_61'));
+          assert.deepEqual(ours.map((e) => e.channels[0]), ['other', '$widget:alerts_61']);
+          assert.ok(ours[0]!.id < ours[1]!.id);
+        } finally {
+          await other.close();
+          await relay.stop();
+        }
+        assert.equal(await pending(), 0);
+      });
+
+      test('an event rolled back to a savepoint is never published; what the transaction kept is, once', async () => {
+        const p = recorder();
+        const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
+        await relay.start();
+        try {
+          await t.database.db.transaction().execute(async (tx) => {
+            await enqueueEvent(tx, { type: 'custom_alert.created', userId: 62, payload: { i: 'kept' } });
+            await sql`savepoint job`.execute(tx);
+            await enqueueEvent(tx, { type: 'custom_alert.created', userId: 62, payload: { i: 'rolled back' } });
+            await sql`rollback to savepoint job`.execute(tx);
+            await sql`release savepoint job`.execute(tx);
+          });
+          await write(1, 62);
+          await relay.drain();
+          const rows = await t.database.db.selectFrom('outbox').select(['id', 'payload']).where('user_id', '=', 62).orderBy('id').execute();
+          const published = p.events.filter((e) => e.channels.includes('$widget:alerts_62'));
+          assert.deepEqual(published.map((e) => [e.id, e.payload]), rows.map((r) => [r.id, r.payload]));
+          assert.deepEqual(published.map((e) => JSON.parse(e.payload).i), ['kept', 0]);
+        } finally {
+          await relay.stop();
+        }
+      });
+
+      test('two started relays on one database: one takes the commits, each event goes out once', async () => {
+        const p = recorder();
+        const a = new OutboxRelay(t.database, p, { pollMs: 20 });
+        const b = new OutboxRelay(t.database, p, { pollMs: 20 });
+        await a.start();
+        await b.start();
+        try {
+          for (let i = 0; i < 5; i++) await write(1, 63);
+          await until(() => p.events.filter((e) => e.channels.includes('$widget:alerts_63')).length >= 5, 5000, 'the events');
+          await new Promise((r) => setTimeout(r, 100)); // several polls of both
+          assert.equal(p.events.filter((e) => e.channels.includes('$widget:alerts_63')).length, 5);
+        } finally {
+          await a.stop();
+          await b.stop();
+        }
       });
     }
 

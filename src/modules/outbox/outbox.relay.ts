@@ -5,7 +5,7 @@ import type { DB } from '../../db/schema.js';
 import { ClaimOwner } from './claim-owner.js';
 import type { ChannelPosition, EventPublisher, StoredEvent } from './events.js';
 import * as repo from './outbox.repository.js';
-import type { PendingEvent, PublishedPositions, StreamTop } from './outbox.repository.js';
+import { WrittenEvent, type PendingEvent, type PublishedPositions, type StreamTop } from './outbox.repository.js';
 
 type Logger = { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
 
@@ -46,6 +46,10 @@ export interface OutboxRelayOptions {
  * lock while it publishes and marks a batch, so batches never interleave across nodes and order per
  * channel is kept; on SQLite a single UPDATE … RETURNING claims rows atomically. A crash after
  * publishing but before marking publishes again; the publisher recognises the event id.
+ *
+ * On SQLite with an in-process publisher, a commit of this process hands over the rows its
+ * transaction wrote (`enqueueEvent` → `noteOnCommit`), and they are published at once, in the
+ * commit's own turn, without a read: see `#publishCommitted`. Their marks go in the next round.
  */
 export class OutboxRelay {
   readonly owner: ClaimOwner;
@@ -56,6 +60,21 @@ export class OutboxRelay {
   readonly #loop: CommitWokenLoop;
   #lastCleanup = 0;
   #recovered = false;
+  /** SQLite with an in-process publisher: commits hand their rows over (`#publishCommitted`). */
+  readonly #takesCommits: boolean;
+  #unsubscribe: (() => void) | null = null;
+  /**
+   * Every outbox row up to this id was read by a round of this relay or handed over by a commit —
+   * published, or left as a round leaves it (not due yet, another relay's claim); null: not known.
+   */
+  #known: number | null = null;
+  /** Published from commits and not marked yet: the next round marks them first. */
+  #unmarked = new Batch();
+  /** Their positions, once the publisher has given them (at once for an in-process publisher). */
+  #handedOver: Promise<void> = Promise.resolve();
+  /** A round must read the outbox: a commit or a kick may have left rows no commit handed over. */
+  #mustRead = true;
+  #lastRead = 0;
 
   constructor(database: Database, publisher: EventPublisher, opts: OutboxRelayOptions = {}) {
     this.#database = database;
@@ -63,6 +82,7 @@ export class OutboxRelay {
     const { owner, ...rest } = opts;
     this.owner = owner ?? new ClaimOwner(`relay-${Math.random().toString(36).slice(2, 10)}`);
     this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, recordPositions: false, streamRetentionMs: 30 * 24 * 3600_000, ...rest };
+    this.#takesCommits = database.dialect === 'sqlite' && publisher.inProcess === true;
     this.#loop = new CommitWokenLoop(database, {
       pollMs: this.#opts.pollMs,
       round: () => this.#round(),
@@ -76,16 +96,32 @@ export class OutboxRelay {
    * subscriber recovers from a history that is about to be replayed.
    */
   async start(): Promise<void> {
+    // The first round reads: what is pending goes out before the start resolves.
+    this.#mustRead = true;
+    // One relay per database takes its commits (two would publish each row twice).
+    if (this.#takesCommits && !this.#unsubscribe && !takingCommits.has(this.#database)) {
+      takingCommits.add(this.#database);
+      const stop = this.#database.onCommit((notes) => this.#publishCommitted(notes));
+      this.#unsubscribe = () => {
+        stop();
+        takingCommits.delete(this.#database);
+      };
+    }
     await this.#loop.start();
   }
 
   /** Drain now; a commit during a round makes one more round right after it. */
   kick(): void {
+    this.#mustRead = true;
     this.#loop.kick();
   }
 
+  /** No more rounds; what was published from commits is marked before it resolves. */
   async stop(): Promise<void> {
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
     await this.#loop.stop();
+    if (this.#unmarked.events.length > 0) await this.#bookkeeping((db) => this.#markInProcess(db, false));
   }
 
   /** One full drain (all pending rows); returns how many were published. Used by tests too. */
@@ -128,19 +164,62 @@ export class OutboxRelay {
       await this.releaseDeadClaims();
       this.#recovered = true;
     }
-    await this.drain();
+    // After commits that handed all their rows over, a round only marks them: the outbox is still
+    // read at least once a poll period, for rows of other processes and delayed rows now due.
+    if (this.#takesCommits && !this.#mustRead && Date.now() - this.#lastRead < this.#opts.pollMs) {
+      if (this.#unmarked.events.length > 0) await this.#bookkeeping((db) => this.#markInProcess(db, false));
+    } else {
+      await this.drain();
+    }
     await this.#cleanup();
   }
 
-  async #publish(row: PendingEvent, batch: Batch): Promise<void> {
-    const event: StoredEvent = { id: row.id, type: row.type, channels: JSON.parse(row.channels), payload: row.payload, createdAt: Number(row.created_at) };
-    batch.add(event, await this.#publisher.publish(event));
-    if (this.#listeners.size > 0) {
-      const now = Date.now();
-      // A delayed event's latency counts from when it became due.
-      const due = Math.max(Number(row.created_at), Number(row.not_before ?? 0));
-      for (const listener of this.#listeners) listener(event, due, now);
+  /**
+   * A commit of this process, with the outbox rows its transaction wrote: published now, in the
+   * commit's own turn — the commit has returned, so they are durable — when nothing older can be
+   * left unpublished: the rows follow, unbroken, every row this relay already knows of (SQLite has
+   * one writer at a time and ids only grow, so no other row can come between), and all are due.
+   * The in-process publisher hands them to the subscribers before it returns; the next round marks
+   * them, before it reads. Otherwise (rows of another process or a transaction without notes came
+   * first, a delayed row, nothing known yet), the round reads them as before.
+   */
+  #publishCommitted(notes: readonly object[]): void {
+    const rows = notes.filter((note): note is WrittenEvent => note instanceof WrittenEvent);
+    const now = Date.now();
+    let next = this.#known === null ? NaN : this.#known + 1;
+    if (rows.length === 0 || this.#loop.stopped || !rows.every((row) => row.id === next++ && (row.not_before === null || row.not_before <= now))) {
+      this.#mustRead = true;
+      return;
     }
+    this.#known = rows[rows.length - 1]!.id;
+    const batch = this.#unmarked;
+    // Chained, so commits publish in their order even if a publication waits; an in-process
+    // publisher hands each to the subscribers before it returns.
+    this.#handedOver = this.#handedOver.then(async () => {
+      try {
+        for (const row of rows) await this.#publish(row, batch);
+      } catch (err) {
+        // It and the rest are read and published by the next round (the publisher drops a repeat by id).
+        this.#opts.logger?.error({ err }, 'outbox relay: publishing failed; will retry');
+        this.#known = null;
+        this.#mustRead = true;
+      } finally {
+        this.#publisher.flush?.();
+      }
+    });
+  }
+
+  #notify(event: StoredEvent, row: PendingEvent, now: number): void {
+    if (this.#listeners.size === 0) return;
+    // A delayed event's latency counts from when it became due.
+    const due = Math.max(Number(row.created_at), Number(row.not_before ?? 0));
+    for (const listener of this.#listeners) listener(event, due, now);
+  }
+
+  async #publish(row: PendingEvent, batch: Batch): Promise<void> {
+    const event = storedEvent(row);
+    batch.add(event, await this.#publisher.publish(event));
+    this.#notify(event, row, Date.now());
   }
 
   async #roundSqlite(): Promise<number> {
@@ -180,29 +259,49 @@ export class OutboxRelay {
    * crash falls between publishing and marking).
    */
   async #roundSqliteInProcess(): Promise<number> {
-    return this.#bookkeeping(async (db) => {
-      await db.executeQuery(BEGIN_IMMEDIATE);
-      const batch = new Batch();
-      let failure: { error: unknown } | null = null;
-      try {
+    return this.#bookkeeping((db) => this.#markInProcess(db, true));
+  }
+
+  /**
+   * One in-process round's transaction: marks what commits handed over and was published since
+   * the last round, then (`read`) reads the due rows, publishes and marks them. When the read finds
+   * fewer rows than a batch, every row up to the outbox's last id is accounted for (`#known`).
+   */
+  async #markInProcess(db: Kysely<DB>, read: boolean): Promise<number> {
+    await db.executeQuery(BEGIN_IMMEDIATE);
+    const batch = new Batch();
+    let failure: { error: unknown } | null = null;
+    // No commit comes between here and this transaction's end: the connection is held.
+    await this.#handedOver;
+    const handedOver = this.#unmarked;
+    try {
+      await this.#markPublished(db, handedOver);
+      if (read) {
+        this.#mustRead = false;
         const now = Date.now();
+        this.#lastRead = now;
         const rows = await repo.duePending(db, now, now - this.#opts.claimTimeoutMs, this.#opts.batchSize);
+        if (rows.length < this.#opts.batchSize) this.#known = (await db.executeQuery<{ top: number | null }>(LAST_ID)).rows[0]?.top ?? 0;
         try {
           for (const row of rows) await this.#publish(row, batch);
         } catch (error) {
           // The events published before it are marked; it and the rest stay for the next round.
           failure = { error };
+          this.#known = null;
         }
         this.#publisher.flush?.();
         await this.#markPublished(db, batch);
-        await db.executeQuery(COMMIT);
-      } catch (err) {
-        await db.executeQuery(ROLLBACK).catch(() => {});
-        throw err;
       }
-      if (failure) throw failure.error;
-      return batch.events.length;
-    });
+      await db.executeQuery(COMMIT);
+    } catch (err) {
+      await db.executeQuery(ROLLBACK).catch(() => {});
+      this.#known = null;
+      this.#mustRead = true;
+      throw err;
+    }
+    this.#unmarked = new Batch();
+    if (failure) throw failure.error;
+    return batch.events.length;
   }
 
   /**
@@ -277,12 +376,20 @@ export class OutboxRelay {
   }
 }
 
+/** Databases whose commits a started relay of this process publishes from (`#publishCommitted`). */
+const takingCommits = new WeakSet<Database>();
+
 // Compiled once: a relay round runs them for every event's commit.
 const SYNCHRONOUS_NORMAL = CompiledQuery.raw('pragma synchronous = NORMAL');
 const SYNCHRONOUS_DEFAULT = CompiledQuery.raw(`pragma synchronous = ${SQLITE_SYNCHRONOUS}`);
 const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
 const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');
+const LAST_ID = CompiledQuery.raw('select max(id) as top from outbox');
+
+function storedEvent(row: PendingEvent): StoredEvent {
+  return { id: row.id, type: row.type, channels: JSON.parse(row.channels), payload: row.payload, createdAt: Number(row.created_at) };
+}
 
 /** What one round published: each event's offsets, and each channel's latest position. */
 class Batch {

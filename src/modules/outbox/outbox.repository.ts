@@ -1,5 +1,7 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
 import type { OutboxTable } from './outbox.table.js';
+import { noteOnCommit } from '../../db/database.js';
+import { dialectOf } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { channelsOf, type EventType } from './events.js';
 
@@ -14,14 +16,39 @@ export interface NewEvent {
 }
 
 /**
+ * An outbox row as the transaction that wrote it knows it: left for the commit listeners
+ * (`noteOnCommit`), so the relay publishes it once the transaction is durable without reading it
+ * back (outbox.relay.ts).
+ */
+export class WrittenEvent implements PendingEvent {
+  constructor(
+    readonly id: number,
+    readonly type: string,
+    readonly channels: string,
+    readonly payload: string,
+    readonly created_at: number,
+    readonly not_before: number | null,
+  ) {}
+}
+
+// SQL text once per dialect: every donation writes one, and building the query cost more than running it.
+const INSERT_EVENT = {
+  sqlite: 'insert into outbox (type, user_id, channels, payload, created_at, not_before) values (?, ?, ?, ?, ?, ?) returning id',
+  postgres: 'insert into outbox (type, user_id, channels, payload, created_at, not_before) values ($1, $2, $3, $4, $5, $6) returning id',
+};
+
+/**
  * Records a domain event. Call it with the transaction that makes the change, so the event exists
- * if and only if the change committed (DESIGN: transactional outbox).
+ * if and only if the change committed (DESIGN: transactional outbox); the commit hands the row to
+ * the relay.
  */
 export async function enqueueEvent(tx: Kysely<DB>, event: NewEvent): Promise<void> {
-  // SQL text: every donation writes one, and building the query cost more than running it.
-  await sql`
-    insert into outbox (type, user_id, channels, payload, created_at, not_before)
-    values (${event.type}, ${event.userId}, ${JSON.stringify(channelsOf(event.type, event.userId))}, ${JSON.stringify(event.payload)}, ${Date.now()}, ${event.notBefore ?? null})`.execute(tx);
+  const channels = JSON.stringify(channelsOf(event.type, event.userId));
+  const payload = JSON.stringify(event.payload);
+  const at = Date.now();
+  const notBefore = event.notBefore ?? null;
+  const { rows } = await tx.executeQuery<{ id: number }>(CompiledQuery.raw(INSERT_EVENT[dialectOf(tx)], [event.type, event.userId, channels, payload, at, notBefore]));
+  await noteOnCommit(tx, new WrittenEvent(Number(rows[0]!.id), event.type, channels, payload, at, notBefore));
 }
 
 export interface OutboxRow {
