@@ -1,23 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
-import { closeReason, RawClient } from '../ws-client.js';
+import { closeReason } from '../ws-client.js';
 import { until } from '../wait.js';
-import { SECRET, singleNodeOnly, startServer } from './helpers.js';
-
-const CHANNEL = '$alerts:donation_5';
-
-/** A modern-protocol client connected and subscribed to CHANNEL. */
-async function subscriber(url: string): Promise<RawClient> {
-  const c = await RawClient.open(url);
-  c.send({ id: 1, connect: { token: await signConnectionToken(SECRET, '5') } });
-  await c.next();
-  c.send({ id: 2, subscribe: { channel: CHANNEL, token: await signChannelToken(SECRET, { channel: CHANNEL, sub: '5' }) } });
-  await c.next();
-  return c;
-}
-
-const offsets = (c: RawClient): number[] => c.frames.flatMap((f) => (f.push?.pub ? [f.push.pub.offset] : []));
+import { singleNodeOnly, startServer } from './helpers.js';
+import { CHANNEL, offsets, publishWhile, received, subscriber, subscribers, TEXT_16K, upTo } from './subscribers.js';
 
 test('a client that stops reading is closed with 3008 "slow" (reconnect) once its send buffer passes the limit; a reading one gets everything', singleNodeOnly('it counts on the close happening in step with the publishing loop, on one event loop; across nodes the close is seen a publication or more later'), async () => {
   const s = await startServer({ maxQueueBytes: 256 * 1024 });
@@ -25,21 +11,16 @@ test('a client that stops reading is closed with 3008 "slow" (reconnect) once it
     const reader = await subscriber(s.wsUrl);
     const slow = await subscriber(s.wsUrl);
     slow.ws.pause(); // reads nothing from here on: the kernel buffers fill, then the server's queue
-    const text = 'x'.repeat(16 * 1024);
-    let published = 0;
-    // Far more than the loopback buffers and the limit hold; stops as soon as the server gave up on it.
-    while (s.node.stats().clients === 2 && published < 4000) {
-      await s.node.publish(CHANNEL, { n: ++published, text });
-      if (published % 20 === 0) await new Promise((r) => setTimeout(r, 5));
-    }
+    // Stops as soon as the server gave up on it.
+    let published = await publishWhile((channel, data) => s.node.publish(channel, data), () => s.node.stats().clients === 2);
     assert.equal(s.node.stats().clients, 1, `the slow client was closed after ${published} publications`);
     assert.equal(s.node.stats().subscriptions, 1);
     const closedAfter = published;
-    for (let i = 0; i < 5; i++) await s.node.publish(CHANNEL, { n: ++published, text });
+    for (let i = 0; i < 5; i++) await s.node.publish(CHANNEL, { n: ++published, text: TEXT_16K });
 
     // The reader was never held back: every publication, in order.
     await until(() => offsets(reader).length === published, 10_000, 'every publication at the reader');
-    assert.deepEqual(offsets(reader), Array.from({ length: published }, (_, i) => i + 1));
+    assert.deepEqual(offsets(reader), upTo(published));
 
     // Reading again, the slow client finds what was queued before the limit, then the close frame.
     slow.ws.resume();
@@ -47,7 +28,7 @@ test('a client that stops reading is closed with 3008 "slow" (reconnect) once it
     assert.equal(closed.code, 3008);
     assert.deepEqual(closeReason(closed), { reason: 'slow', reconnect: true });
     const got = offsets(slow);
-    assert.deepEqual(got, Array.from({ length: closedAfter }, (_, i) => i + 1), 'what was queued before the close, in order; nothing after it');
+    assert.deepEqual(got, upTo(closedAfter), 'what was queued before the close, in order; nothing after it');
     reader.close();
   } finally {
     await s.close();
@@ -58,13 +39,7 @@ test('a burst of fan-out yields to the event loop: HTTP is answered while public
   const s = await startServer();
   const other = '$goals:goal_5';
   try {
-    const subs: RawClient[] = [];
-    for (let i = 0; i < 200; i++) {
-      const c = await subscriber(s.wsUrl);
-      c.send({ id: 3, subscribe: { channel: other, token: await signChannelToken(SECRET, { channel: other, sub: '5' }) } });
-      await c.next();
-      subs.push(c);
-    }
+    const subs = await subscribers(s.wsUrl, 200, [CHANNEL, other]);
     let pendingWhenAnswered = -1;
     s.server.prependListener('request', (req) => {
       if (req.url === '/probe') pendingWhenAnswered = s.node.pendingPublications;
@@ -80,10 +55,8 @@ test('a burst of fan-out yields to the event loop: HTTP is answered while public
     assert.equal(res.status, 404); // the helper server's answer to an unknown path
     assert.ok(pendingWhenAnswered > 0, `the request was handled between fan-out slices (${pendingWhenAnswered} publications still going out)`);
 
-    const received = (c: RawClient): number[] => c.frames.flatMap((f) => (f.push?.pub ? [f.push.pub.data.n] : []));
     await until(() => subs.every((c) => received(c).length === burst), 20_000, 'every publication at every subscriber');
-    const expected = Array.from({ length: burst }, (_, i) => i + 1);
-    for (const c of subs) assert.deepEqual(received(c), expected, 'in publication order');
+    for (const c of subs) assert.deepEqual(received(c), upTo(burst), 'in publication order');
     assert.equal(s.node.pendingPublications, 0);
     for (const c of subs) c.close();
   } finally {

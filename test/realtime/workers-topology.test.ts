@@ -7,27 +7,14 @@
 import '../workers-switch.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js';
-import { closeReason, RawClient } from '../ws-client.js';
+import { closeReason, type RawClient } from '../ws-client.js';
 import { sleep, until } from '../wait.js';
-import { SECRET, startServer, type TestServer } from './helpers.js';
+import { startServer, type TestServer } from './helpers.js';
+import { CHANNEL, offsets, publishWhile, received, subscriber, subscribers, TEXT_16K, upTo } from './subscribers.js';
 import type { WorkerNodes } from './workers-topology.js';
 
-const CHANNEL = '$alerts:donation_5';
-
-async function subscriber(url: string, channel = CHANNEL): Promise<RawClient> {
-  const c = await RawClient.open(url);
-  c.send({ id: 1, connect: { token: await signConnectionToken(SECRET, '5') } });
-  await c.next();
-  c.send({ id: 2, subscribe: { channel, token: await signChannelToken(SECRET, { channel, sub: '5' }) } });
-  await c.next();
-  return c;
-}
-
 const nodes = (s: TestServer): WorkerNodes => s.node as WorkerNodes;
-const pushes = (c: RawClient, channel = CHANNEL) => c.frames.flatMap((f) => (f.push?.channel === channel && f.push.pub ? [f.push.pub] : []));
-const offsets = (c: RawClient, channel = CHANNEL): number[] => pushes(c, channel).map((p) => p.offset);
-const upTo = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
+const pushes = (c: RawClient) => c.frames.flatMap((f) => (f.push?.channel === CHANNEL && f.push.pub ? [f.push.pub] : []));
 
 test('connections alternate between the two nodes; a publication through either node reaches the subscribers of both once, in one stream', async () => {
   const s = await startServer();
@@ -63,15 +50,10 @@ test('a client that stops reading on one node is closed with 3008 "slow"; a read
     const slowNode = nodes(s).all[1]!;
     assert.equal(slowNode.stats().clients, 1, 'the slow client is on the second node');
     slow.ws.pause();
-    const text = 'x'.repeat(16 * 1024);
-    let published = 0;
-    while (slowNode.stats().clients === 1 && published < 4000) {
-      await s.node.publish(CHANNEL, { n: ++published, text });
-      if (published % 20 === 0) await sleep(5);
-    }
+    let published = await publishWhile((channel, data) => s.node.publish(channel, data), () => slowNode.stats().clients === 1);
     assert.equal(slowNode.stats().clients, 0, `the slow client was closed after ${published} publications`);
     const closedAfter = published;
-    for (let i = 0; i < 5; i++) await s.node.publish(CHANNEL, { n: ++published, text });
+    for (let i = 0; i < 5; i++) await s.node.publish(CHANNEL, { n: ++published, text: TEXT_16K });
     await until(() => offsets(reader).length === published, 10_000, 'every publication at the reader');
     assert.deepEqual(offsets(reader), upTo(published));
 
@@ -94,13 +76,7 @@ test('a burst published in the primary (as its outbox relay does) reaches every 
   const s = await startServer();
   const other = '$goals:goal_5';
   try {
-    const subs: RawClient[] = [];
-    for (let i = 0; i < 40; i++) {
-      const c = await subscriber(s.wsUrl);
-      c.send({ id: 3, subscribe: { channel: other, token: await signChannelToken(SECRET, { channel: other, sub: '5' }) } });
-      await c.next();
-      subs.push(c);
-    }
+    const subs = await subscribers(s.wsUrl, 40, [CHANNEL, other]);
     assert.deepEqual(
       nodes(s).all.map((n) => n.stats().clients),
       [20, 20],
@@ -109,7 +85,6 @@ test('a burst published in the primary (as its outbox relay does) reaches every 
     const history = { historySize: 1000, historyTtlMs: 60_000, historyMetaTtlMs: 0 };
     // Not awaited one by one: the primary's broker fans each out to the workers as it is published.
     await Promise.all(Array.from({ length: burst }, (_, i) => s.broker.publish(i % 2 ? other : CHANNEL, JSON.stringify({ n: i + 1 }), history)));
-    const received = (c: RawClient): number[] => c.frames.flatMap((f) => (f.push?.pub ? [f.push.pub.data.n] : []));
     await until(() => subs.every((c) => received(c).length === burst), 20_000, 'every publication at every subscriber');
     for (const c of subs) assert.deepEqual(received(c), upTo(burst), 'in publication order');
     assert.equal(s.node.pendingPublications, 0);
