@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Builds dist/, what production runs (the tests run src/ through tsx):
+// Builds dist/, what production runs, and what the commands the tests start run (the tests
+// themselves run src/ through tsx):
 //
 // - dist/chunks/: the service as a few ES modules that esbuild bundles from src/cli.ts with the
 //   packages it uses, split where src/ imports lazily (`await import(…)`), so a command or a

@@ -18,8 +18,8 @@ function filesUnder(dir: string): string[] {
     .map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)));
 }
 
-// `npm run build` rewrites the checkout's dist/ (as `npm start` and `npm ci` do); the CLI tests
-// run src/ and are not affected.
+// `npm run build` rewrites the checkout's dist/ (as `npm start` and `npm ci` do) from the same
+// sources the CLI tests' dist/ was built from (test/process.ts): they run the same code after it.
 test('the build bundles the service into dist/chunks/ beside a copy of every other file under src/', async () => {
   await runOk(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], { cwd: ROOT });
   const built = new Set(filesUnder(DIST));
