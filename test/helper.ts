@@ -1,9 +1,11 @@
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { buildApp, type AppOverrides } from '../src/app.js';
 import { envToConfig, type Config } from '../src/config/config.js';
@@ -12,6 +14,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { createAccount, type NewAccount } from '../src/modules/accounts/accounts.service.js';
 import type { UserRow } from '../src/modules/accounts/accounts.table.js';
 import { createApp } from '../src/modules/apps/apps.service.js';
+import { ROOT, sourcesHash } from './process.js';
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -83,12 +86,44 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/**
+ * A migrated SQLite file to copy: migrating a new file runs every migration's statements one by
+ * one, each its own commit with an fsync (about 130 per database, a second or more on a loaded
+ * disk), for a result that is the same every time. Built once per change of src/ (migrations may
+ * import from anywhere in it) and shared by the test processes of this checkout.
+ */
+let sqliteTemplate: Promise<string> | undefined;
+function migratedSqliteTemplate(): Promise<string> {
+  sqliteTemplate ??= (async () => {
+    const dir = path.join(ROOT, 'node_modules', '.cache', 'openalerts-tests');
+    const file = path.join(dir, `migrated-${sourcesHash(['src'])}.sqlite`);
+    if (fs.existsSync(file)) return file;
+    fs.mkdirSync(dir, { recursive: true });
+    const building = path.join(fs.mkdtempSync(path.join(dir, 'building-')), 'migrated.sqlite');
+    const database = createDatabase({ dialect: 'sqlite', file: building });
+    try {
+      await migrateToLatest(database.db);
+      // Everything into the main file, so that the file alone is the database.
+      await sql`pragma wal_checkpoint(TRUNCATE)`.execute(database.db);
+    } finally {
+      await database.close();
+    }
+    // Atomic: another process copies either no template or a whole one.
+    fs.renameSync(building, file);
+    fs.rmSync(path.dirname(building), { recursive: true, force: true });
+    return file;
+  })();
+  return sqliteTemplate;
+}
+
 /** A fresh, migrated database: a new SQLite file, or a new schema in the PostgreSQL `test` database. */
 export async function openTestDatabase(dialect: Dialect = 'sqlite'): Promise<TestDatabase> {
   if (dialect === 'sqlite') {
     const file = path.join(tempDir(), 'test.sqlite');
+    fs.copyFileSync(await migratedSqliteTemplate(), file);
     const database = createDatabase({ dialect: 'sqlite', file });
-    await migrateToLatest(database.db);
+    // Finds every migration applied (one read): the copy is of the current schema.
+    assert.deepEqual(await migrateToLatest(database.db), [], 'the migrated template is up to date');
     return { database, dialect, env: { DATABASE_URL: `sqlite:${file}` }, drop: () => database.close() };
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
