@@ -195,6 +195,11 @@ for (const b of backends) {
           server = null;
           await sleep(200);
           server = await startServerProcess(env, 60_000);
+          // The next kill only once the subscriber is back: on a loaded machine its reconnect can
+          // take longer than the shortest gap between kills, and a kill it slept through proves
+          // nothing about recovery (each kill must be followed by a recovered re-subscription).
+          const kills = outputs.length;
+          await until(() => subscribed.length > kills || !loading, 30_000, `the re-subscription after kill ${kills}`);
         }
         await sleep(1000); // load on the last process too
         loading = false;
