@@ -56,11 +56,14 @@ export interface DonationContext {
  * A streamer's context as both reads below select it (the rate table is dialect-specific): the
  * streamer, their moderation settings (all null: none), whether they run a goal.
  */
-const CONTEXT_COLUMNS = sql.raw(`u.id, u.name, u.currency, u.is_active,
+const CONTEXT_COLUMNS = `u.id, u.name, u.currency, u.is_active,
   m.user_id is not null as has_settings, m.banned_words, m.banned_words_mode, m.links, m.max_message_length, m.min_message_amount,
   m.ip_rate_limit, m.donor_rate_limit, m.rate_window_seconds, m.approval_required, m.alert_delay_seconds, m.updated_at,
-  exists (select 1 from goals g where g.user_id = u.id and g.is_active = 1) as has_goals`);
-const CONTEXT_FROM = sql.raw('from users u left join moderation_settings m on m.user_id = u.id');
+  exists (select 1 from goals g where g.user_id = u.id and g.is_active = 1) as has_goals`;
+const CONTEXT_FROM = 'from users u left join moderation_settings m on m.user_id = u.id';
+// Compiled once: createDonation reads one for every donation.
+const CONTEXTS_POSTGRES = `select ${CONTEXT_COLUMNS}, (select json_object_agg(currency, per_usd) from currency_rates) as rates ${CONTEXT_FROM} where u.id = any($1::bigint[])`;
+const CONTEXT_SQLITE = `select ${CONTEXT_COLUMNS}, (select json_group_object(currency, per_usd) from currency_rates) as rates ${CONTEXT_FROM} where u.id = ?`;
 /** A row of CONTEXT_COLUMNS; booleans are 1/0 on SQLite. */
 type ContextRow<B> = ModerationSettingsRow & { id: number; name: string; currency: string; is_active: number; has_settings: B; has_goals: B };
 
@@ -71,11 +74,7 @@ type ContextRow<B> = ModerationSettingsRow & { id: number; name: string; currenc
  */
 export async function findDonationContexts(db: Kysely<DB>, userIds: readonly number[]): Promise<{ contexts: Map<number, DonationContext>; rates: RateTable }> {
   const ids = [...new Set(userIds)];
-  const rows = await sql<ContextRow<boolean> & { rates: Record<string, number> | null }>`
-    select ${CONTEXT_COLUMNS},
-      (select json_object_agg(currency, per_usd) from currency_rates) as rates
-    ${CONTEXT_FROM}
-    where u.id = any(${ids}::bigint[])`.execute(db);
+  const rows = await db.executeQuery<ContextRow<boolean> & { rates: Record<string, number> | null }>(CompiledQuery.raw(CONTEXTS_POSTGRES, [ids]));
   const contexts = new Map<number, DonationContext>();
   // No row: no streamer in the batch exists, and nothing is converted.
   let rates: RateTable = {};
@@ -97,13 +96,7 @@ export async function findDonationContext(db: Kysely<DB>, userId: number): Promi
     const { contexts, rates } = await findDonationContexts(db, [userId]);
     return { context: contexts.get(userId), rates };
   }
-  const row = (
-    await sql<ContextRow<number> & { rates: string | null }>`
-      select ${CONTEXT_COLUMNS},
-        (select json_group_object(currency, per_usd) from currency_rates) as rates
-      ${CONTEXT_FROM}
-      where u.id = ${userId}`.execute(db)
-  ).rows[0];
+  const row = (await db.executeQuery<ContextRow<number> & { rates: string | null }>(CompiledQuery.raw(CONTEXT_SQLITE, [userId]))).rows[0];
   if (!row) return { context: undefined, rates: {} };
   const { id, name, currency, is_active, has_settings, has_goals, rates, ...settings } = row;
   // SQLite's JSON gives each REAL as the shortest text that reads back to the same double.
