@@ -14,7 +14,7 @@ before(async () => {
 });
 after(() => t.close());
 
-test('every lazily loaded page module declares the routes of its table, options included (a load checks it: a difference is a 500)', async () => {
+test('every lazily loaded page module handles exactly the routes of its table (a load checks it: a difference is a 500)', async () => {
   for (const pages of [...PAGE_MODULES, WIDGET_MODULE]) {
     const first = pages.routes(t.app).find((route) => route.method === 'GET');
     assert.ok(first, `${pages.name} has a page to open`);

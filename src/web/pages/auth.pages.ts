@@ -7,7 +7,6 @@ import { ValidationError } from '../../domain/errors.js';
 import { loginBackoff } from '../../http/login-backoff.js';
 import { authenticate, createAccount } from '../../modules/accounts/accounts.service.js';
 import { html } from '../html.js';
-import { LOGIN_LIMIT, SIGNUP_LIMIT } from './page-routes.js';
 import { fieldErrors, page } from '../layout.js';
 import { logIn, logOut, safeNext } from '../session.js';
 import { fieldErrorTexts } from '../error-text.js';
@@ -78,7 +77,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     return reply.type('text/html; charset=utf-8').send(signupPage(pageTranslator(request), reply.generateCsrf(), { next }));
   });
 
-  app.post('/signup', { preHandler: app.csrfProtection, config: { rateLimit: SIGNUP_LIMIT } }, async (request, reply) => {
+  app.post('/signup', async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const form: SignupForm = { email: str(body.email), name: str(body.name), password: str(body.password), currency: str(body.currency), language: str(body.language), next: str(body.next) };
     try {
@@ -103,7 +102,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     return reply.type('text/html; charset=utf-8').send(loginPage(pageTranslator(request), reply.generateCsrf(), '', next));
   });
 
-  app.post('/login', { preHandler: app.csrfProtection, config: { rateLimit: LOGIN_LIMIT } }, async (request, reply) => {
+  app.post('/login', async (request, reply) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
     const email = str(body.email) ?? '';
     const next = str(body.next) ?? '';
@@ -124,7 +123,7 @@ export async function authPages(app: FastifyInstance): Promise<void> {
     return reply.redirect(safeNext(next), 303);
   });
 
-  app.post('/logout', { preHandler: app.csrfProtection }, async (request, reply) => {
+  app.post('/logout', async (request, reply) => {
     await logOut(app, request, reply);
     return reply.redirect('/', 303);
   });

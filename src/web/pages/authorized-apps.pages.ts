@@ -4,7 +4,6 @@ import { html } from '../html.js';
 import { pageTranslator } from '../i18n.js';
 import { page } from '../layout.js';
 import { scopeText } from './consent.pages.js';
-import { requireUser } from '../session.js';
 
 async function render(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, notice?: string) {
   const user = request.sessionUser!;
@@ -34,9 +33,9 @@ ${apps.map(
 
 /** The streamer's view of the applications acting for them, each revocable (issue 3). */
 export async function authorizedAppsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/authorized-apps', { preHandler: requireUser }, (request, reply) => render(app, request, reply));
+  app.get('/dashboard/authorized-apps', (request, reply) => render(app, request, reply));
 
-  app.post<{ Params: { clientId: string } }>('/dashboard/authorized-apps/:clientId/revoke', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { clientId: string } }>('/dashboard/authorized-apps/:clientId/revoke', async (request, reply) => {
     const clientId = /^\d{1,15}$/.test(request.params.clientId) ? Number(request.params.clientId) : 0;
     await revokeAuthorizedApp(app.ctx.db, app.ctx.tokens, request.sessionUser!.id, clientId);
     return reply.redirect('/dashboard/authorized-apps', 303);

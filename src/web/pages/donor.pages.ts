@@ -16,7 +16,6 @@ import { getActivePoll } from '../../modules/polls/polls.service.js';
 import type { PollDetails } from '../../modules/polls/polls.resource.js';
 import { safeEqual } from '../../security/crypto.js';
 import { html, type Html } from '../html.js';
-import { DONATE_LIMIT } from './page-routes.js';
 import { isLocale } from '../../i18n/locales.js';
 import { translator, type Translator } from '../../i18n/translator.js';
 import { donorTranslator, visitorLocale } from '../i18n.js';
@@ -298,85 +297,81 @@ export async function donorPages(app: FastifyInstance): Promise<void> {
     return render(t, request, reply, streamer, offer, { username: '', amount: '', currency, message: '', poll_option: '', poll_option_title: '', provider: '' });
   });
 
-  app.post<{ Params: { code: string } }>(
-    '/r/:code',
-    { preHandler: app.csrfProtection, config: { rateLimit: DONATE_LIMIT } },
-    async (request, reply) => {
-      // The form says which language it was shown in (a switcher choice survives without cookies).
-      const shownIn = (request.body as Record<string, unknown> | undefined)?.lang;
-      const t = isLocale(shownIn) ? translator(shownIn) : translator(visitorLocale(request));
-      const streamer = await findStreamer(request.params.code);
-      if (!streamer) return notFound(t, reply);
-      const f = readForm(request.body);
-      const offer = await offerOf(streamer);
-      // No provider: donations are not open, and nothing is recorded for free.
-      if (offer.providers.length === 0) return render(t, request, reply, streamer, offer, f, undefined, 403);
-      const errors = { ...formErrors(t, f), ...paymentErrors(t, offer, f) };
-      if (Object.keys(errors).length) return render(t, request, reply, streamer, offer, f, errors, 422);
-      // The streamer's moderation: refuse what a rule rejects, and rate limits, before payment.
-      const gate = await moderationGate(request, t, streamer.id, { username: f.username.trim(), message: f.message, pollOptionTitle: f.poll_option === 'own' ? f.poll_option_title : undefined });
-      if (!gate.ok) {
-        if ('retryAfter' in gate) reply.header('retry-after', gate.retryAfter);
-        return render(t, request, reply, streamer, offer, f, gate.errors, 'retryAfter' in gate ? 429 : 422);
-      }
-      const provider = chosenProvider(offer, f)!;
-      const vote =
-        f.poll_option === 'own' ? { pollOptionTitle: f.poll_option_title } : f.poll_option ? { pollOptionId: Number(f.poll_option) } : {};
-      const lang = t.locale === visitorLocale(request) ? '' : `&lang=${t.locale}`;
-      if (provider.kind === 'checkout') {
-        const pending = await createPendingDonation(db, {
-          userId: streamer.id, provider: provider.id, amount: toMinor(f.amount), currency: f.currency, username: f.username.trim(), message: f.message, ...vote,
-        });
-        const base = `${app.ctx.config.publicUrl}/r/${streamer.code}`;
-        let step: CheckoutStep;
-        try {
-          step = await provider.beginCheckout({
-            streamer: { id: streamer.id, code: streamer.code, name: streamer.name },
-            pending,
-            credentials: offer.credentials(provider),
-            returnUrl: `${base}/paid/${pending.ref}${lang.replace('&', '?')}`,
-            cancelUrl: base,
-          });
-        } catch (err) {
-          if (!(err instanceof CheckoutUnavailable)) throw err;
-          request.log.warn({ err, provider: provider.id, pendingRef: pending.ref }, 'checkout could not be opened');
-          return render(t, request, reply, streamer, offer, f, { form: [t.t('donor.error.provider_unavailable', { provider: providerText(t, provider, 'label') })] }, 503);
-        }
-        if (step.kind === 'redirect') {
-          if (step.checkoutId) await attachCheckout(db, pending.id, step.checkoutId);
-          return reply.redirect(step.url, 303);
-        }
-        return reply
-          .header('cache-control', 'no-store')
-          .type(HTML)
-          .send(page({ t, title: t.t('donor.handoff.heading', { provider: providerText(t, provider, 'label') }), user: request.sessionUser, csrf: reply.generateCsrf(), body: handOffPage(t, provider, step), head }));
-      }
-      let donationId: number;
+  app.post<{ Params: { code: string } }>('/r/:code', async (request, reply) => {
+    // The form says which language it was shown in (a switcher choice survives without cookies).
+    const shownIn = (request.body as Record<string, unknown> | undefined)?.lang;
+    const t = isLocale(shownIn) ? translator(shownIn) : translator(visitorLocale(request));
+    const streamer = await findStreamer(request.params.code);
+    if (!streamer) return notFound(t, reply);
+    const f = readForm(request.body);
+    const offer = await offerOf(streamer);
+    // No provider: donations are not open, and nothing is recorded for free.
+    if (offer.providers.length === 0) return render(t, request, reply, streamer, offer, f, undefined, 403);
+    const errors = { ...formErrors(t, f), ...paymentErrors(t, offer, f) };
+    if (Object.keys(errors).length) return render(t, request, reply, streamer, offer, f, errors, 422);
+    // The streamer's moderation: refuse what a rule rejects, and rate limits, before payment.
+    const gate = await moderationGate(request, t, streamer.id, { username: f.username.trim(), message: f.message, pollOptionTitle: f.poll_option === 'own' ? f.poll_option_title : undefined });
+    if (!gate.ok) {
+      if ('retryAfter' in gate) reply.header('retry-after', gate.retryAfter);
+      return render(t, request, reply, streamer, offer, f, gate.errors, 'retryAfter' in gate ? 429 : 422);
+    }
+    const provider = chosenProvider(offer, f)!;
+    const vote =
+      f.poll_option === 'own' ? { pollOptionTitle: f.poll_option_title } : f.poll_option ? { pollOptionId: Number(f.poll_option) } : {};
+    const lang = t.locale === visitorLocale(request) ? '' : `&lang=${t.locale}`;
+    if (provider.kind === 'checkout') {
+      const pending = await createPendingDonation(db, {
+        userId: streamer.id, provider: provider.id, amount: toMinor(f.amount), currency: f.currency, username: f.username.trim(), message: f.message, ...vote,
+      });
+      const base = `${app.ctx.config.publicUrl}/r/${streamer.code}`;
+      let step: CheckoutStep;
       try {
-        const settled = await provider.settle({ userId: streamer.id, amount: f.amount, currency: f.currency, username: f.username.trim() });
-        const donation = await createDonation(db, {
-          userId: streamer.id,
-          username: f.username,
-          message: f.message,
-          amount: f.amount,
-          currency: f.currency,
-          payinSystem: settled.payinSystem,
-          ...vote,
+        step = await provider.beginCheckout({
+          streamer: { id: streamer.id, code: streamer.code, name: streamer.name },
+          pending,
+          credentials: offer.credentials(provider),
+          returnUrl: `${base}/paid/${pending.ref}${lang.replace('&', '?')}`,
+          cancelUrl: base,
         });
-        donationId = donation.id;
       } catch (err) {
-        if (err instanceof NotFoundError) return notFound(t, reply);
-        if (!(err instanceof ValidationError)) throw err;
-        const shown: Record<string, string[]> = {};
-        for (const [field, messages] of Object.entries(fieldErrorTexts(t, err))) {
-          const target = field === 'poll_option_id' || field === 'poll_option_title' ? 'poll' : ['username', 'amount', 'currency', 'message'].includes(field) ? field : 'form';
-          (shown[target] ??= []).push(...messages);
-        }
-        return render(t, request, reply, streamer, offer, f, shown, 422);
+        if (!(err instanceof CheckoutUnavailable)) throw err;
+        request.log.warn({ err, provider: provider.id, pendingRef: pending.ref }, 'checkout could not be opened');
+        return render(t, request, reply, streamer, offer, f, { form: [t.t('donor.error.provider_unavailable', { provider: providerText(t, provider, 'label') })] }, 503);
       }
-      return reply.redirect(`/r/${streamer.code}/thanks/${donationId}?t=${thanksTag(tagKey, streamer.id, donationId)}${lang}`, 303);
-    },
-  );
+      if (step.kind === 'redirect') {
+        if (step.checkoutId) await attachCheckout(db, pending.id, step.checkoutId);
+        return reply.redirect(step.url, 303);
+      }
+      return reply
+        .header('cache-control', 'no-store')
+        .type(HTML)
+        .send(page({ t, title: t.t('donor.handoff.heading', { provider: providerText(t, provider, 'label') }), user: request.sessionUser, csrf: reply.generateCsrf(), body: handOffPage(t, provider, step), head }));
+    }
+    let donationId: number;
+    try {
+      const settled = await provider.settle({ userId: streamer.id, amount: f.amount, currency: f.currency, username: f.username.trim() });
+      const donation = await createDonation(db, {
+        userId: streamer.id,
+        username: f.username,
+        message: f.message,
+        amount: f.amount,
+        currency: f.currency,
+        payinSystem: settled.payinSystem,
+        ...vote,
+      });
+      donationId = donation.id;
+    } catch (err) {
+      if (err instanceof NotFoundError) return notFound(t, reply);
+      if (!(err instanceof ValidationError)) throw err;
+      const shown: Record<string, string[]> = {};
+      for (const [field, messages] of Object.entries(fieldErrorTexts(t, err))) {
+        const target = field === 'poll_option_id' || field === 'poll_option_title' ? 'poll' : ['username', 'amount', 'currency', 'message'].includes(field) ? field : 'form';
+        (shown[target] ??= []).push(...messages);
+      }
+      return render(t, request, reply, streamer, offer, f, shown, 422);
+    }
+    return reply.redirect(`/r/${streamer.code}/thanks/${donationId}?t=${thanksTag(tagKey, streamer.id, donationId)}${lang}`, 303);
+  });
 
   // Back from a hosted checkout: the reference is random and unguessable, so it is its own proof.
   // The page refreshes itself (no script needed) until the provider's notification has recorded

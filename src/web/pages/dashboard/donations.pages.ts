@@ -5,14 +5,13 @@ import { shownDonations } from '../../../modules/moderation/moderation.service.j
 import { fieldErrors } from '../../layout.js';
 import { html } from '../../html.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser } from '../../session.js';
 import { pageNumber, pager, sendPage } from './common.js';
 import { DONATIONS_PER_PAGE, readDonationFilter } from './donations.filter.js';
 import { donationRow } from './donations.view.js';
 
 /** GET /dashboard/donations — 30 per page, newest first, filtered by the query (a plain GET form). */
 export async function donationsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/donations', { preHandler: requireUser }, async (request, reply) => {
+  app.get('/dashboard/donations', async (request, reply) => {
     const user = request.sessionUser!;
     const t = pageTranslator(request);
     const { form, filter, errors } = readDonationFilter(t, request.query);

@@ -11,7 +11,6 @@ import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import type { Translator } from '../../../i18n/translator.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, sendPage, type FieldErrors } from './common.js';
 import { amountValue, dateTimeInput, dateTimeWithOffset } from './forms.js';
 import { REALTIME_HEAD, realtimeConfig } from './realtime.js';
@@ -143,9 +142,9 @@ ${finished.length
 
 /** Goals through goals.service: create, edit and close, with live progress on `$goals:goal_<id>`. */
 export async function goalsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/goals', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
+  app.get('/dashboard/goals', (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
-  app.post('/dashboard/goals', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/goals', async (request, reply) => {
     const form = readForm(request.body);
     try {
       const goal = await createGoal(app.ctx.db, request.sessionUser!.id, {
@@ -163,7 +162,7 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/goals/:id', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/goals/:id', async (request, reply) => {
     const goalId = idParam(request.params.id);
     const form = readForm(request.body);
     try {
@@ -181,7 +180,7 @@ export async function goalsPages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/goals/:id/close', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/goals/:id/close', async (request, reply) => {
     const goal = await closeGoal(app.ctx.db, idParam(request.params.id), { userId: request.sessionUser!.id });
     return redirectWithFlash(request, reply, '/dashboard/goals', { notice: pageTranslator(request).t('goals.notice.closed', { title: goal.title }) });
   });

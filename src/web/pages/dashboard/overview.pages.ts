@@ -11,9 +11,7 @@ import { shownDonations } from '../../../modules/moderation/moderation.service.j
 import { donationChannel, goalChannel, pollChannel } from '../../../modules/outbox/channels.js';
 import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html } from '../../html.js';
-import { TEST_ALERT_LIMIT } from '../page-routes.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser } from '../../session.js';
 import { csrfField, money, notice, sendPage, wantsJson } from './common.js';
 import { donationItem } from './donations.view.js';
 import { goalProgress } from './goals.pages.js';
@@ -35,7 +33,7 @@ export { SANDBOX_PAYIN };
  * the QR code are inline SVG): the page needs no script beyond our own files.
  */
 export async function overviewPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard', { preHandler: requireUser }, async (request, reply) => {
+  app.get('/dashboard', async (request, reply) => {
     const user = request.sessionUser!;
     const db = app.ctx.db;
     const now = Date.now();
@@ -129,20 +127,16 @@ ${topDonorsTable(t, donors, user.currency)}
     });
   });
 
-  app.post(
-    '/dashboard/test-alert',
-    { preHandler: [requireUser, app.csrfProtection], config: { rateLimit: TEST_ALERT_LIMIT } },
-    async (request, reply) => {
-      const userId = request.sessionUser!.id;
-      const donation = await createDonation(app.ctx.db, { userId, ...randomDonation(), payinSystem: SANDBOX_PAYIN });
-      await recordMilestone(app.ctx.db, userId, 'test_alert_sent');
-      if (wantsJson(request)) return reply.status(201).send({ data: donation });
-      return redirectWithFlash(request, reply, '/dashboard', { notice: pageTranslator(request).t('overview.test_sent') });
-    },
-  );
+  app.post('/dashboard/test-alert', async (request, reply) => {
+    const userId = request.sessionUser!.id;
+    const donation = await createDonation(app.ctx.db, { userId, ...randomDonation(), payinSystem: SANDBOX_PAYIN });
+    await recordMilestone(app.ctx.db, userId, 'test_alert_sent');
+    if (wantsJson(request)) return reply.status(201).send({ data: donation });
+    return redirectWithFlash(request, reply, '/dashboard', { notice: pageTranslator(request).t('overview.test_sent') });
+  });
 
   // The copy button of the donation link reports here (dashboard.js): the checklist's "share" step.
-  app.post('/dashboard/onboarding/link-copied', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/onboarding/link-copied', async (request, reply) => {
     await recordMilestone(app.ctx.db, request.sessionUser!.id, 'link_shared');
     return reply.status(204).send();
   });

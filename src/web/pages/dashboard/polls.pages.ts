@@ -10,7 +10,6 @@ import { html, type Html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import type { Translator } from '../../../i18n/translator.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser } from '../../session.js';
 import { csrfField, field, idParam, notice, sendPage, type FieldErrors } from './common.js';
 import { REALTIME_HEAD, realtimeConfig } from './realtime.js';
 import { errorText, fieldErrorTexts } from '../../error-text.js';
@@ -130,9 +129,9 @@ ${finished.length
 
 /** Polls through polls.service: start, add options, close, with live results on `$polls:poll_<id>`. */
 export async function pollsPages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/polls', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
+  app.get('/dashboard/polls', (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
-  app.post('/dashboard/polls', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/polls', async (request, reply) => {
     const b = request.body;
     const form: PollForm = { title: field(b, 'title'), type: field(b, 'type'), options: field(b, 'options'), allow_user_options: field(b, 'allow_user_options') === '1', currency: field(b, 'currency') };
     try {
@@ -151,7 +150,7 @@ export async function pollsPages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/polls/:id/options', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/polls/:id/options', async (request, reply) => {
     const typed = field(request.body, 'add_options');
     try {
       if (!lines(typed).length) throw ValidationError.field('add_options', msg('err.poll.no_options_typed'));
@@ -164,7 +163,7 @@ export async function pollsPages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/polls/:id/close', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/polls/:id/close', async (request, reply) => {
     const poll = await closePoll(app.ctx.db, idParam(request.params.id), { userId: request.sessionUser!.id });
     return redirectWithFlash(request, reply, '/dashboard/polls', { notice: pageTranslator(request).t('polls.notice.closed', { title: poll.title }) });
   });

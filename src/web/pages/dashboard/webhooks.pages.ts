@@ -3,7 +3,6 @@ import type { Translator } from '../../../i18n/translator.js';
 import { dashboardWebhooks, redeliverFromDashboard, reenableFromDashboard, removeFromDashboard, type DashboardSubscription } from '../../../modules/webhooks/webhooks.service.js';
 import { html, type Html } from '../../html.js';
 import { pageTranslator } from '../../i18n.js';
-import { requireUser } from '../../session.js';
 import { csrfField, idParam, sendPage, time } from './common.js';
 
 /** The status line of a subscription, with why it is not active. */
@@ -91,21 +90,21 @@ ${ofMyApps.length ? ofMyApps.map((i) => subscriptionCard(t, i, csrf, true)) : ht
  */
 export async function webhookPages(app: FastifyInstance): Promise<void> {
   const back = (reply: FastifyReply, id: number) => reply.redirect(`/dashboard/webhooks#webhook-${id}`, 303);
-  app.get('/dashboard/webhooks', { preHandler: requireUser }, (request, reply) => render(app, request, reply));
+  app.get('/dashboard/webhooks', (request, reply) => render(app, request, reply));
 
-  app.post<{ Params: { id: string } }>('/dashboard/webhooks/:id/reenable', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/webhooks/:id/reenable', async (request, reply) => {
     const id = idParam(request.params.id);
     await reenableFromDashboard(app.ctx.db, request.sessionUser!.id, id);
     return back(reply, id);
   });
 
-  app.post<{ Params: { id: string } }>('/dashboard/webhooks/:id/remove', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/dashboard/webhooks/:id/remove', async (request, reply) => {
     const id = idParam(request.params.id);
     await removeFromDashboard(app.ctx.db, request.sessionUser!.id, id);
     return back(reply, id);
   });
 
-  app.post<{ Params: { id: string; delivery: string } }>('/dashboard/webhooks/:id/deliveries/:delivery/redeliver', { preHandler: [requireUser, app.csrfProtection] }, async (request, reply) => {
+  app.post<{ Params: { id: string; delivery: string } }>('/dashboard/webhooks/:id/deliveries/:delivery/redeliver', async (request, reply) => {
     const id = idParam(request.params.id);
     await redeliverFromDashboard(app.ctx.db, request.sessionUser!.id, id, idParam(request.params.delivery));
     return back(reply, id);
