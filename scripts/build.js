@@ -19,7 +19,9 @@
 // the centrifuge client we serve, esbuild), the PostgreSQL and Redis drivers, which only a
 // PostgreSQL or Redis deployment loads, and packages that `import()` a CommonJS package and use
 // its named exports (@fastify/cookie → cookie): a bundle can only give such an import the module
-// as `default`, where Node finds the names (the build refuses a bundle with such an import).
+// as `default`, where Node finds the names (the build refuses a bundle with such an import). A
+// package the code `require`s through createRequire (the moderation's confusables, linkify-it and
+// tlds, loaded synchronously on first use) is not bundled either.
 //
 // esbuild transpiles without type checking (`npm run typecheck` does that; `isolatedModules` in
 // tsconfig.json keeps every file transpilable on its own), in a few seconds, which is why `npm ci`,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import type { JWTPayload } from 'jose';
 import { TokenVerifier } from '../security/jwt.js';
 import type { Broker, PublishOptions, StreamPosition } from './broker.js';
@@ -76,7 +76,10 @@ export class RealtimeNode {
   private readonly hub: Hub;
   private readonly ctx: ClientContext;
   private readonly logger: Logger;
-  private readonly wss: WebSocketServer;
+  private readonly maxPayload: number;
+  /** Created by the first upgrade (ws-server.ts); `wssReady` once it is there. */
+  private wss: Promise<WebSocketServer> | null = null;
+  private wssReady: WebSocketServer | null = null;
   private readonly clients = new Set<Client>();
   /** Size and TTLs of recoverable channels' history. */
   readonly historyOptions: PublishOptions;
@@ -124,12 +127,7 @@ export class RealtimeNode {
       },
     };
     this.broker.setHandler((channel, pub) => this.hub.broadcast(channel, pub));
-    this.wss = new WebSocketServer({
-      noServer: true,
-      perMessageDeflate: false,
-      clientTracking: false,
-      maxPayload: opts.maxMessageBytes ?? 64 * 1024,
-    });
+    this.maxPayload = opts.maxMessageBytes ?? 64 * 1024;
     // One timer for every client (no per-connection timers): connect timeout, pings, pong timeout.
     const sweepMs = Math.max(10, Math.min(1000, Math.floor(Math.min(pingIntervalMs, connectTimeoutMs, pongTimeoutMs) / 4)));
     this.sweeper = setInterval(() => {
@@ -151,10 +149,37 @@ export class RealtimeNode {
       }
       // INTEROP.md §5: `?cf_protocol_version=v2` selects the modern protocol before any frame.
       const forceV2 = q >= 0 && new URLSearchParams(url.slice(q + 1)).get('cf_protocol_version') === 'v2';
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, forceV2));
+      const upgrade = (wss: WebSocketServer) => wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, forceV2));
+      if (this.wssReady) return upgrade(this.wssReady);
+      // The first upgrade waits for the server to load. Until ws takes the socket nothing listens
+      // for its errors (the HTTP server let go of it): a reset meanwhile must not be uncaught.
+      const dropped = () => socket.destroy();
+      socket.on('error', dropped);
+      this.webSocketServer().then(
+        (wss) => {
+          socket.off('error', dropped);
+          if (this.stopping) socket.destroy();
+          else upgrade(wss);
+        },
+        (err) => {
+          this.logger.error({ err }, 'realtime: the WebSocket server could not be loaded');
+          socket.destroy();
+        },
+      );
     };
     server.on('upgrade', listener);
     this.attached.push({ server, listener });
+  }
+
+  private webSocketServer(): Promise<WebSocketServer> {
+    this.wss ??= import('./ws-server.js').then(
+      ({ webSocketServer }) => (this.wssReady = webSocketServer(this.maxPayload)),
+      (err) => {
+        this.wss = null; // the next upgrade tries again
+        throw err;
+      },
+    );
+    return this.wss;
   }
 
   private accept(ws: WebSocket, forceV2: boolean): void {
@@ -202,7 +227,8 @@ export class RealtimeNode {
     const all = [...this.clients];
     for (const c of all) c.close(DisconnectShutdown);
     this.broker.setHandler(null);
-    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    const wss = this.wssReady;
+    if (wss) await new Promise<void>((resolve) => wss.close(() => resolve()));
     await waitForSockets(all, 2000);
   }
 

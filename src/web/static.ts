@@ -8,22 +8,29 @@ import { escapeHtml } from './html.js';
 const STATIC_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'static');
 const TYPES: Record<string, string> = { '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png', '.mp3': 'audio/mpeg', '.wav': 'audio/wav' };
 
-/** Our own static files (read once at start), plus generated default avatars. */
-export async function staticRoutes(app: FastifyInstance): Promise<void> {
+/** Every one of our static files, by name. */
+function readStaticFiles(): Map<string, { body: Buffer; type: string }> {
   const files = new Map<string, { body: Buffer; type: string }>();
   for (const name of fs.readdirSync(STATIC_DIR)) {
     const type = TYPES[path.extname(name)];
     if (type) files.set(name, { body: fs.readFileSync(path.join(STATIC_DIR, name)), type });
   }
+  return files;
+}
+
+/** Our own static files (read once, by the first request for one: a start does not need them), plus generated default avatars. */
+export async function staticRoutes(app: FastifyInstance): Promise<void> {
+  let read: Map<string, { body: Buffer; type: string }> | null = null;
+  const files = () => (read ??= readStaticFiles());
   app.get<{ Params: { file: string } }>('/static/:file', async (request, reply) => {
-    const file = files.get(request.params.file);
+    const file = files().get(request.params.file);
     if (!file) return reply.callNotFound();
     return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body);
   });
 
   // Browsers (and OBS's) ask every origin for /favicon.ico whatever the page links; answer with our icon.
   app.get('/favicon.ico', async (_request, reply) => {
-    const icon = files.get('favicon.svg')!;
+    const icon = files().get('favicon.svg')!;
     return reply.header('cache-control', 'public, max-age=86400').type(icon.type).send(icon.body);
   });
 

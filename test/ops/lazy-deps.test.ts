@@ -8,9 +8,9 @@ function loadedBy(env: Record<string, string>): Promise<Record<string, boolean>>
   return runJsonScript('test/ops/loaded-modules.script.ts', env);
 }
 
-const NONE = { pg: false, ioredis: false, 'prom-client': false, '@fastify/swagger': false, '@fastify/swagger-ui': false, yaml: false, 'fast-jwt': false };
+const NONE = { pg: false, ioredis: false, 'prom-client': false, '@fastify/swagger': false, '@fastify/swagger-ui': false, yaml: false, 'fast-jwt': false, ws: false, confusables: false, 'linkify-it': false, tlds: false };
 
-test('an SQLite server without Redis or metrics never loads pg, ioredis or prom-client, nor the API documentation or the token verifier until asked', async () => {
+test('an SQLite server without Redis or metrics never loads pg, ioredis or prom-client, nor the API documentation, the token verifier, the WebSocket server or the moderation tables until asked', async () => {
   assert.deepEqual(await loadedBy({ DATA_DIR: tempDir() }), NONE);
 });
 
@@ -27,4 +27,12 @@ test('the documentation packages load on the first request for /docs (so the che
 
 test('the token verifier (fast-jwt and its key-format packages) loads on the first real-time token checked', async () => {
   assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), CHECK_TOKEN: 'a.b.c' }), { ...NONE, 'fast-jwt': true });
+});
+
+test('the WebSocket server (ws) loads on the first real-time connection, which it then upgrades', async () => {
+  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), UPGRADE: '1' }), { ...NONE, ws: true });
+});
+
+test('the look-alike table and the link finder load on the first text moderated', async () => {
+  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), CHECK_TEXT: 'see exаmple.com' }), { ...NONE, confusables: true, 'linkify-it': true, tlds: true });
 });

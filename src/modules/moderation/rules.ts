@@ -1,6 +1,5 @@
 import { createRequire } from 'node:module';
-import { confusablesMap } from 'confusables';
-import { LinkifyIt } from 'linkify-it';
+import type { LinkifyIt } from 'linkify-it';
 
 /**
  * The moderation rule engine: pure functions from a streamer's rules and what a donor typed to
@@ -54,6 +53,18 @@ const EDGE_SYMBOLS = new Set(['!', '|']);
 const INVISIBLE = /^[\p{Cf}\p{Mn}\p{Me}]$/u;
 const WORD_CHAR = /^[\p{L}\p{N}]$/u;
 
+// The look-alike table (`confusables` builds a map of thousands of characters as it loads) and the
+// link finder are required on the first text checked, not with the module: only donations to
+// streamers with moderation settings and the moderation pages use them, and every server start
+// would otherwise pay for both (required, so the functions below stay synchronous).
+const require = createRequire(import.meta.url);
+let confusables: ReadonlyMap<string, string> | null = null;
+const lookalikes = (): ReadonlyMap<string, string> => (confusables ??= (require('confusables') as typeof import('confusables')).confusablesMap);
+let linkFinder: LinkifyIt | null = null;
+const linkify = (): LinkifyIt =>
+  // Every top-level domain (the `tlds` package, from IANA's list): a bare "cheap.shop" is a link too.
+  (linkFinder ??= new (require('linkify-it') as typeof import('linkify-it')).LinkifyIt().tlds(require('tlds') as string[], true).set({ fuzzyLink: true, fuzzyEmail: true, fuzzyIP: true }));
+
 /** One code point of the original text and what it folds to ('' for invisible ones). */
 interface Piece {
   start: number;
@@ -70,7 +81,7 @@ function shapeOf(char: string): string {
   let out = '';
   for (const c of char.normalize('NFKD')) {
     if (INVISIBLE.test(c)) continue;
-    const base = confusablesMap.get(c) ?? c;
+    const base = lookalikes().get(c) ?? c;
     out += base.toLowerCase();
   }
   return out;
@@ -161,9 +172,6 @@ export function bannedSpans(text: string, bannedWords: readonly string[]): Array
   return mergeSpans(spans);
 }
 
-const require = createRequire(import.meta.url);
-// Every top-level domain (the `tlds` package, from IANA's list): a bare "cheap.shop" is a link too.
-const linkify = new LinkifyIt().tlds(require('tlds') as string[], true).set({ fuzzyLink: true, fuzzyEmail: true, fuzzyIP: true });
 
 /**
  * Spans of links (URLs, bare domains, e-mail addresses, IP addresses) in the text, found both as
@@ -171,7 +179,7 @@ const linkify = new LinkifyIt().tlds(require('tlds') as string[], true).set({ fu
  */
 export function linkSpans(text: string): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
-  for (const m of linkify.match(text) ?? []) spans.push([m.index, m.lastIndex]);
+  for (const m of linkify().match(text) ?? []) spans.push([m.index, m.lastIndex]);
   // The fold as one string, and for each of its UTF-16 units the piece it came from.
   const all = pieces(text);
   let folded = '';
@@ -180,7 +188,7 @@ export function linkSpans(text: string): Array<[number, number]> {
     folded += p.shape;
     for (let k = 0; k < p.shape.length; k++) origin.push(i);
   });
-  for (const m of linkify.match(folded) ?? []) spans.push([all[origin[m.index]].start, all[origin[m.lastIndex - 1]].end]);
+  for (const m of linkify().match(folded) ?? []) spans.push([all[origin[m.index]].start, all[origin[m.lastIndex - 1]].end]);
   return mergeSpans(spans);
 }
 

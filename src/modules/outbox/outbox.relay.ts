@@ -58,7 +58,8 @@ export class OutboxRelay {
   readonly #opts: Required<Omit<OutboxRelayOptions, 'logger' | 'owner'>> & Pick<OutboxRelayOptions, 'logger'>;
   readonly #listeners = new Set<PublishedListener>();
   readonly #loop: CommitWokenLoop;
-  #lastCleanup = 0;
+  /** The first clean-up waits its interval like the others: the start's round only publishes (the server listens after it). */
+  #lastCleanup = Date.now();
   #recovered = false;
   /** SQLite with an in-process publisher: commits hand their rows over (`#publishCommitted`). */
   readonly #takesCommits: boolean;

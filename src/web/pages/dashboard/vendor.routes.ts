@@ -7,8 +7,9 @@ const require = createRequire(import.meta.url);
 
 /**
  * Third-party browser bundles served from node_modules at /static/vendor/<name> (same origin, so a
- * `script-src 'self'` policy allows them). Read once at start; the version is whatever
- * package-lock.json pins.
+ * `script-src 'self'` policy allows them). Found at start (a missing package stops the start), read
+ * once by the first request for one of them (over half a megabyte, which no start needs); the
+ * version is whatever package-lock.json pins.
  */
 const VENDOR_FILES: Record<string, { module: string; file: string; type: string }> = {
   'centrifuge.js': { module: 'centrifuge', file: 'dist/centrifuge.js', type: 'text/javascript; charset=utf-8' },
@@ -34,15 +35,13 @@ function packageDir(name: string): string {
 }
 
 export async function vendorRoutes(app: FastifyInstance): Promise<void> {
-  const files = new Map<string, { body: Buffer; type: string }>();
-  for (const [name, spec] of Object.entries(VENDOR_FILES)) {
-    const file = path.join(packageDir(spec.module), spec.file);
-    files.set(name, { body: withoutMissingSourceMap(path.dirname(file), fs.readFileSync(file)), type: spec.type });
-  }
+  const paths = Object.entries(VENDOR_FILES).map(([name, spec]) => ({ name, file: path.join(packageDir(spec.module), spec.file), type: spec.type }));
+  let files: Map<string, { body: Buffer; type: string }> | null = null;
+  const read = () => new Map(paths.map(({ name, file, type }) => [name, { body: withoutMissingSourceMap(path.dirname(file), fs.readFileSync(file)), type }]));
   // Another page set may have registered the same vendor route first; one is enough.
   if (app.hasRoute({ method: 'GET', url: '/static/vendor/:file' })) return;
   app.get<{ Params: { file: string } }>('/static/vendor/:file', async (request, reply) => {
-    const file = files.get(request.params.file);
+    const file = (files ??= read()).get(request.params.file);
     if (!file) return reply.callNotFound();
     return reply.header('cache-control', 'public, max-age=3600').type(file.type).send(file.body);
   });
