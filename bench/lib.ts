@@ -127,7 +127,42 @@ async function postgresSchema(): Promise<{ env: { DATABASE_URL: string }; drop()
   await admin(`create schema ${schema}`);
   const url = new URL(BENCH_PG_URL);
   url.searchParams.set('options', `-c search_path=${schema}`);
+  // Names this process's backends in pg_stat_activity, so a bench can count their CPU (`postgresBackendPids`).
+  url.searchParams.set('application_name', benchApplicationName(process.pid));
   return { env: { DATABASE_URL: url.toString() }, drop: () => admin(`drop schema ${schema} cascade`) };
+}
+
+const benchApplicationName = (serverPid: number) => `openalerts-bench-${serverPid}`;
+
+/** The PostgreSQL backends serving the bench server process `serverPid` (PostgreSQL on this machine). */
+export async function postgresBackendPids(serverPid: number): Promise<number[]> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: BENCH_PG_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [benchApplicationName(serverPid)]);
+    return rows.map((r) => r.pid);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * CPU seconds (user + system) the processes `pids` have used so far, from /proc (Linux): a bench
+ * takes it before and after a round. Processes that are gone count as 0. Resolution: 10 ms.
+ */
+export function cpuSecondsOf(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return ticks / 100;
 }
 
 /** `--dialect sqlite|postgres` (either form), sqlite by default. */

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import os from 'node:os';
-import { alternateRounds, autocannon, dialectArg, isServerProcess, median, numberArg, printReport, serveBenchApp, startServer, type AutocannonResult } from './lib.js';
+import { alternateRounds, autocannon, cpuSecondsOf, dialectArg, isServerProcess, median, numberArg, postgresBackendPids, printReport, serveBenchApp, startServer, type AutocannonResult } from './lib.js';
 
 interface Seed {
   url: string;
@@ -132,8 +132,43 @@ async function main(): Promise<void> {
 
   for (const side of servers) side.warmUp = await sale(side, 2); // JIT, page cache; its sales count in the final check
   await baseline(1);
+  // CPU per answered request, of the server process and (PostgreSQL) of its database backends, and
+  // the share of one core this load generator used: on a loaded machine the requests per second
+  // swing with everyone else's work, the CPU a request costs much less.
+  const cpu: Record<string, { server_us_per_request: number; postgres_us_per_request?: number; client_core_share: number }[]> = {};
+  const backendsOf = async (side: (typeof servers)[number]) => {
+    const pids = side.dialect === 'postgres' ? await postgresBackendPids(side.server.child.pid!) : [];
+    return new Map(pids.map((pid) => [pid, cpuSecondsOf([pid])]));
+  };
+  const measured = async (name: string, side: (typeof servers)[number], run: () => Promise<AutocannonResult>) => {
+    const serverPid = side.server.child.pid!;
+    const backends = await backendsOf(side);
+    const before = { server: cpuSecondsOf([serverPid]), client: process.cpuUsage(), at: performance.now() };
+    const result = await run();
+    const wallMs = performance.now() - before.at;
+    const client = process.cpuUsage(before.client);
+    const server = cpuSecondsOf([serverPid]) - before.server;
+    // Backends opened during the round started from 0.
+    let database = 0;
+    for (const [pid, cpuNow] of await backendsOf(side)) database += cpuNow - (backends.get(pid) ?? 0);
+    const answered = result['2xx'] + result.non2xx;
+    (cpu[name] ??= []).push({
+      server_us_per_request: Math.round((server * 1e6) / answered),
+      ...(side.dialect === 'postgres' && name !== 'baseline' ? { postgres_us_per_request: Math.round((database * 1e6) / answered) } : {}),
+      client_core_share: Number(((client.user + client.system) / 1000 / wallMs).toFixed(2)),
+    });
+    return result;
+  };
   const sides = ['baseline', ...dialects] as const;
-  const results = await alternateRounds(rounds, sides, (side) => (side === 'baseline' ? baseline(seconds) : sale(servers.find((s) => s.dialect === side)!, seconds)), { rotate: true });
+  const results = await alternateRounds(
+    rounds,
+    sides,
+    (side) =>
+      side === 'baseline'
+        ? measured('baseline', servers[0]!, () => baseline(seconds))
+        : measured(side, servers.find((s) => s.dialect === side)!, () => sale(servers.find((s) => s.dialect === side)!, seconds)),
+    { rotate: true },
+  );
   const loadAfter = os.loadavg()[0]!;
   const rps = (r: AutocannonResult[]) => r.map((x) => Math.round(x.requests.average));
   const baseRps = rps(results.baseline);
@@ -148,7 +183,11 @@ async function main(): Promise<void> {
       sale_requests_per_second: saleRps,
       sale_median: median(saleRps),
       ratio_sale_to_baseline: Number((median(saleRps) / median(baseRps)).toFixed(3)),
+      ratio_per_round: saleRps.map((r, i) => Number((r / baseRps[i]!).toFixed(3))),
       sale_latency_ms: sales.map((r) => ({ p50: r.latency.p50, p99: r.latency.p99 })),
+      // Server CPU per sale ÷ server CPU per bare request, per round: what a sale costs over Fastify itself.
+      cpu: cpu[side.dialect],
+      server_cpu_ratio_to_baseline_per_round: cpu[side.dialect]!.map((c, i) => Number((c.server_us_per_request / cpu.baseline![i]!.server_us_per_request).toFixed(2))),
       sale_non_2xx: sales.reduce((n, r) => n + r.non2xx, 0),
       sale_errors: sales.reduce((n, r) => n + r.errors, 0),
       sale_201_responses_including_warm_up: created201,
@@ -167,6 +206,7 @@ async function main(): Promise<void> {
     load_average_1min_start_end: [Number(loadBefore.toFixed(1)), Number(loadAfter.toFixed(1))],
     baseline_requests_per_second: baseRps,
     baseline_median: median(baseRps),
+    baseline_cpu: cpu.baseline,
     ...pgOverSqlite,
     ...perDialect,
   });
