@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type LogEvent, type PostgresPool, type Transaction } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
+import { statementName } from './named-statements.js';
 import { DatabaseUnavailableError } from './unavailable.js';
 import { ThreadWriteLock } from './thread-write-lock.js';
 import type { DB } from './schema.js';
@@ -330,8 +331,9 @@ function failingCleanly(pool: pg.Pool): PostgresPool {
     if (!wrapper) {
       wrapper = {
         query: (async (text: string, values?: unknown[]) => {
+          const name = statementName(text);
           try {
-            return await client.query(text, values);
+            return await (name ? client.query({ name, text, values }) : client.query(text, values));
           } catch (err) {
             if ((err as { code?: string }).code === QUERY_CANCELED) throw new DatabaseUnavailableError(err);
             throw err;

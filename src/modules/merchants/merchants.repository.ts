@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { executeNamed } from '../../db/named-statements.js';
 import type { DB } from '../../db/schema.js';
 import type { MerchantRow } from './merchants.table.js';
 
@@ -30,6 +31,7 @@ export async function listAppsMerchandiseAccess(db: Db): Promise<Array<{ id: num
 
 /** Changes with every committed write to `apps` or `merchants` (triggers, migration 0015). */
 export async function merchantAuthVersion(db: Db): Promise<number> {
-  const row = await db.selectFrom('change_versions').select('version').where('name', '=', 'merchant_auth').executeTakeFirst();
-  return Number(row?.version ?? 0);
+  // Read by every Merchandise API request (merchant-auth.ts): a named statement on PostgreSQL.
+  const { rows } = await executeNamed(db, db.selectFrom('change_versions').select('version').where('name', '=', 'merchant_auth').compile());
+  return Number(rows[0]?.version ?? 0);
 }

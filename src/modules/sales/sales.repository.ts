@@ -1,4 +1,5 @@
 import { sql, type Expression, type Kysely } from 'kysely';
+import { executeNamed } from '../../db/named-statements.js';
 import type { DB } from '../../db/schema.js';
 import type { NewLedgerRow } from '../balances/balances.table.js';
 import type { MerchandiseRow } from '../merchandise/merchandise.table.js';
@@ -142,7 +143,7 @@ export async function findSaleContexts(db: Kysely<DB>, keys: readonly SaleKeys[]
   // sizes. (As a plain join over the keys, a freshly loaded table without statistics had PostgreSQL
   // scan all of a merchant's sales for each key.)
   const key = <T>(column: string) => sql<T>`${sql.ref(`k.${column}`)}`;
-  const rows = await db
+  const query = db
     .selectFrom(batch.as('k'))
     .innerJoinLateral(
       contextQuery(db, {
@@ -154,8 +155,11 @@ export async function findSaleContexts(db: Kysely<DB>, keys: readonly SaleKeys[]
       (join) => join.onTrue(),
     )
     .selectAll('c')
-    .select('k.ord')
-    .execute();
+    .select('k.ord');
+  // Not a named statement (unlike the write below): PostgreSQL could keep a generic plan made while
+  // the tables were nearly empty — probing merchandise_sales by external_id alone, a scan of the
+  // whole index per key — until the next ANALYZE, with the table long grown by then.
+  const rows = await query.execute();
   const contexts: (SaleContext | undefined)[] = new Array(keys.length).fill(undefined);
   for (const row of rows) contexts[Number(row.ord) - 1] = toSaleContext(row, keys[Number(row.ord) - 1]!.externalId);
   return contexts;
@@ -196,7 +200,7 @@ export async function insertSalesWithCredits(db: Kysely<DB>, writes: readonly Sa
   const credit = (i: 0 | 1) => sql`${col((w) => w.credits[i].account)}::text[], ${col((w) => w.credits[i].user_id)}::bigint[],
     ${col((w) => w.credits[i].amount)}::bigint[], ${col((w) => w.credits[i].currency)}::text[], ${col((w) => w.credits[i].rate)}::float8[],
     ${col((w) => w.credits[i].credited_amount)}::bigint[], ${col((w) => w.credits[i].credited_currency)}::text[]`;
-  const result = await sql<SaleRow & { ord: number }>`
+  const statement = sql<SaleRow & { ord: number }>`
     with input as (
       select * from unnest(
         ${col((w) => w.sale.merchant_id)}::bigint[], ${col((w) => w.sale.merchandise_id)}::bigint[], ${col((w) => w.sale.user_id)}::bigint[],
@@ -238,7 +242,11 @@ export async function insertSalesWithCredits(db: Kysely<DB>, writes: readonly Sa
       select event_type, event_user_id, event_channels, '{"id":' || sale_id || event_payload_after_id, created_at
       from written order by sale_id
     )
-    select sale.*, input.ord from sale join input using (merchant_id, external_id)`.execute(db);
+    select sale.*, input.ord from sale join input using (merchant_id, external_id)`;
+  // One text for every batch (values as arrays): a named statement, parsed and planned once per
+  // connection. Its plan reads no table by a chosen path (ON CONFLICT uses the unique index), so a
+  // plan made when the tables were empty stays right as they grow.
+  const result = await executeNamed(db, statement.compile(db));
   const written: (SaleRow | null)[] = new Array(writes.length).fill(null);
   for (const { ord, ...row } of result.rows) written[Number(ord) - 1] = row as SaleRow;
   return written;
