@@ -62,7 +62,7 @@ type HeaderWrites = ReadonlyArray<readonly [name: string, value: string | null]>
  * Runs helmet once against a recording response. Our policies are constants (no per-request
  * nonces or directive functions), so every response gets exactly these writes; doing them from a
  * list instead of calling helmet per request (as @fastify/helmet did, parsing the CSP directives
- * each time) took ~15 % off a bare API request's CPU (bench/README.md).
+ * each time) took about a third off a bare request's server CPU (bench/README.md, merchandise sales).
  */
 function headerWrites(options: HelmetOptions): HeaderWrites {
   const writes: Array<[string, string | null]> = [];
