@@ -1,5 +1,6 @@
 /**
- * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections 32] [--seconds 5] [--rounds 3] [--dialect sqlite|postgres|both]` (or `--rounds=3`).
+ * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections 32] [--seconds 5] [--rounds 3] [--dialect sqlite|postgres|both]` (or `--rounds=3`);
+ * `--against <other checkout> [--dialect postgres]` compares two trees in one run (`compareTrees`).
  *
  * A real listening server in its own process (SQLite file in a temp dir, production durability:
  * WAL + synchronous=FULL, every sale committed before its 201) and autocannon in this process.
@@ -14,6 +15,8 @@
  */
 import { createHash } from 'node:crypto';
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { alternateRounds, autocannon, cpuSecondsOf, dialectArg, isServerProcess, median, numberArg, postgresBackendPids, printReport, serveBenchApp, startServer, type AutocannonResult } from './lib.js';
 
 interface Seed {
@@ -212,5 +215,91 @@ async function main(): Promise<void> {
   });
 }
 
+/**
+ * `--against <checkout>`: this tree's server and one started from another checkout of the project
+ * (its own bench/sales.ts and src/, e.g. a worktree of main), one dialect, alternating rounds in
+ * one run — each tree's bare route and then its sale, the order of the trees switching every round.
+ * Prints per round each tree's requests per second and server CPU per request (and its PostgreSQL
+ * backends'), and the sale ÷ bare ratios: before/after figures taken on the same machine state.
+ */
+async function compareTrees(against: string): Promise<void> {
+  const connections = numberArg('connections', 32);
+  const seconds = numberArg('seconds', 4);
+  const rounds = numberArg('rounds', 3);
+  const dialect = dialectArg();
+  const trees = { A: path.resolve(against), B: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..') };
+  const loadBefore = os.loadavg()[0]!;
+  const servers = await Promise.all(
+    (['A', 'B'] as const).map(async (name) => {
+      const server = await startServer<Seed>(pathToFileURL(`${trees[name]}/bench/sales.ts`).href, { args: ['--dialect', dialect] });
+      const bodies = signedBodies(server.ready, 12_000 * (seconds * rounds + 4), `${name}-${Date.now().toString(36)}`);
+      return { name, dialect, server, bodies, next: 0 };
+    }),
+  );
+  type Side = (typeof servers)[number];
+  const headers = (side: Side) => ({ 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${side.server.ready.token}` });
+  const sale = (side: Side, duration: number) =>
+    autocannon({
+      url: `${side.server.ready.url}/api/v1/merchandise_sale`,
+      connections,
+      duration,
+      requests: [{ method: 'POST', headers: headers(side), setupRequest: (req: Record<string, unknown>) => ({ ...req, body: side.bodies[side.next++] ?? 'exhausted' }) }],
+    });
+  const bare = (side: Side, duration: number) =>
+    autocannon({ url: `${side.server.ready.url}/bench/baseline`, connections, duration, requests: [{ method: 'POST', headers: headers(side), body: side.bodies.at(-1)! }] });
+  // JIT and caches of both trees warm before the first measured round.
+  for (const side of servers) {
+    await sale(side, 4);
+    await bare(side, 2);
+  }
+  const rows: Record<string, unknown>[] = [];
+  const measure = async (side: Side, kind: 'sale' | 'bare') => {
+    const pids = dialect === 'postgres' && kind === 'sale' ? await postgresBackendPids(side.server.child.pid!) : [];
+    const b0 = new Map(pids.map((p) => [p, cpuSecondsOf([p])]));
+    const s0 = cpuSecondsOf([side.server.child.pid!]);
+    const load = os.loadavg()[0]!;
+    const r = await (kind === 'sale' ? sale(side, seconds) : bare(side, seconds));
+    const n = r['2xx'] + r.non2xx;
+    let be = 0;
+    if (pids.length) for (const [p, c] of b0) be += cpuSecondsOf([p]) - c;
+    return {
+      tree: side.name,
+      kind,
+      rps: Math.round(r.requests.average),
+      server_us: Math.round(((cpuSecondsOf([side.server.child.pid!]) - s0) * 1e6) / n),
+      pg_us: pids.length ? Math.round((be * 1e6) / n) : undefined,
+      non2xx: r.non2xx,
+      load: Number(load.toFixed(1)),
+    };
+  };
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? [servers[0]!, servers[1]!] : [servers[1]!, servers[0]!];
+    for (const side of order) {
+      const b = await measure(side, 'bare');
+      const s = await measure(side, 'sale');
+      rows.push({ round, ...s, bare_rps: b.rps, bare_server_us: b.server_us, rps_ratio: Number((s.rps / b.rps).toFixed(3)), cpu_ratio: Number((s.server_us / b.server_us).toFixed(2)) });
+      console.error(JSON.stringify(rows[rows.length - 1])); // progress
+    }
+  }
+  const stopped: Record<string, unknown> = {};
+  for (const side of servers) stopped[side.name] = await side.server.stop();
+  printReport('POST /api/v1/merchandise_sale, two checkouts alternating (A: --against, B: this tree)', {
+    trees,
+    dialect,
+    connections,
+    seconds_per_round: seconds,
+    load_average_1min_start_end: [Number(loadBefore.toFixed(1)), Number(os.loadavg()[0]!.toFixed(1))],
+    rounds: rows,
+    sales_and_statements: stopped,
+  });
+}
+
+function againstArg(): string | undefined {
+  const args = process.argv.slice(2);
+  const at = args.findIndex((a) => a === '--against' || a.startsWith('--against='));
+  return at < 0 ? undefined : args[at]!.includes('=') ? args[at]!.slice('--against='.length) : args[at + 1];
+}
+
 if (isServerProcess) await server();
+else if (againstArg()) await compareTrees(againstArg()!);
 else await main();
