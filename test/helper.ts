@@ -4,10 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { buildApp, type AppOverrides } from '../src/app.js';
+import type { AppOverrides } from '../src/app.js';
 import { envToConfig, type Config } from '../src/config/config.js';
 import { createDatabase, type Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -56,6 +55,8 @@ let redisReachable: Promise<boolean> | undefined;
 /** Like postgresAvailable, for the Redis at TEST_REDIS_URL: skip without it, except in CI. */
 export function redisAvailable(): Promise<boolean> {
   redisReachable ??= (async () => {
+    // Loaded here: most test processes never talk to Redis.
+    const { Redis } = await import('ioredis');
     const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: PROBE_TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null });
     // connect() rejects with the failure; without a listener ioredis would also print it as unhandled.
     client.on('error', () => {});
@@ -162,6 +163,9 @@ export interface TestApp {
 export async function buildTestApp(options: { dialect?: Dialect; env?: Record<string, string>; overrides?: AppOverrides } = {}): Promise<TestApp> {
   const testDb = await openTestDatabase(options.dialect ?? 'sqlite');
   const config = testConfig(options.env);
+  // Loaded here, not with this module: the app is most of what a test process loads, and a third
+  // of the test files import this one for a database, a user or a probe without ever building it.
+  const { buildApp } = await import('../src/app.js');
   const app = await buildApp(config, { logger: false, database: testDb.database, ...options.overrides });
   await app.ready();
   return {
