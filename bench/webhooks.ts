@@ -43,6 +43,7 @@ async function server(): Promise<void> {
   const { createAccount } = await import('../src/modules/accounts/accounts.service.js');
   const { createApp } = await import('../src/modules/apps/apps.service.js');
   const { createDonation } = await import('../src/modules/donations/donations.service.js');
+  const { WalCheckpointer } = await import('../src/db/wal-checkpointer.js');
   await serveBenchApp(
     { WEBHOOKS_ALLOW_HTTP: '1', RATE_LIMIT_PER_MINUTE: '1000000' },
     async (app): Promise<Omit<Seed, 'url'>> => {
@@ -76,12 +77,49 @@ async function server(): Promise<void> {
       const lock = (app.ctx.database as { threadLock?: { waits: number; waitedMs: number } | null }).threadLock ?? null;
       let mainCpu = mainThreadCpuMs();
       let lockSeen = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0 };
+      // WAL checkpoints of the checkpoint thread (db/wal-checkpointer.ts), and the WAL's size on disk.
+      // `inline`: the thread stopped, the requests' connection checkpoints in its commits (SQLite's default).
+      let checkpointer = app.ctx.checkpointer;
+      app.post<{ Params: { where: string } }>('/bench/checkpoints/:where', async (request) => {
+        if (request.params.where === 'inline' && checkpointer) {
+          await checkpointer.stop();
+          checkpointer = null;
+        } else if (request.params.where === 'thread' && !checkpointer && app.ctx.config.database.dialect === 'sqlite') {
+          checkpointer = new WalCheckpointer(app.ctx.database);
+          checkpointer.start(0);
+          while (!checkpointer.running) await new Promise((r) => setTimeout(r, 10));
+          // Its 'ready' (and with it the backstop threshold on the requests' connection) follows at once.
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        checkpointsSeen = checkpoints();
+        return { ok: true };
+      });
+      const checkpoints = () => checkpointer?.stats ?? { checkpoints: 0, ms: 0, maxMs: 0, maxWalFrames: 0, lockedPasses: 0, walFrames: 0 };
+      let checkpointsSeen = checkpoints();
+      const walBytes = () => {
+        try {
+          return fs.statSync(`${app.ctx.config.database.dialect === 'sqlite' ? app.ctx.config.database.file : ''}-wal`).size;
+        } catch {
+          return 0;
+        }
+      };
       app.get('/bench/stats', async () => {
         const mainNow = mainThreadCpuMs();
         const lockNow = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0 };
-        const threads = { mainThreadCpuMs: Math.round(mainNow - mainCpu), lockWaits: lockNow.waits - lockSeen.waits, lockWaitedMs: Math.round(lockNow.waitedMs - lockSeen.waitedMs) };
+        const checkpointsNow = checkpoints();
+        const threads = {
+          mainThreadCpuMs: Math.round(mainNow - mainCpu),
+          lockWaits: lockNow.waits - lockSeen.waits,
+          lockWaitedMs: Math.round(lockNow.waitedMs - lockSeen.waitedMs),
+          threadCheckpoints: checkpointsNow.checkpoints - checkpointsSeen.checkpoints,
+          threadCheckpointMs: Math.round(checkpointsNow.ms - checkpointsSeen.ms),
+          threadCheckpointLockedPasses: checkpointsNow.lockedPasses - checkpointsSeen.lockedPasses,
+          walFramesMax: checkpointsNow.maxWalFrames,
+          walMiB: +(walBytes() / 2 ** 20).toFixed(1),
+        };
         mainCpu = mainNow;
         lockSeen = lockNow;
+        checkpointsSeen = checkpointsNow;
         const used = process.cpuUsage(cpu);
         // The main thread's busy time (the event loop serving requests), apart from any other thread's CPU.
         const busy = perf.eventLoopUtilization(elu);
@@ -175,6 +213,19 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
   return { sent: total, ok, p50: at(0.5), p99: at(0.99), max: at(1), lateStarts };
 }
 
+interface ServerStats {
+  cpuMs: number;
+  mainThreadCpuMs: number;
+  lockWaits: number;
+  lockWaitedMs: number;
+  threadCheckpoints: number;
+  threadCheckpointMs: number;
+  walMiB: number;
+  loopBusyMs: number;
+  loopP99ms: number;
+  loopMaxMs: number;
+}
+
 async function main(): Promise<void> {
   const rounds = numberArg('rounds', 5);
   const seconds = numberArg('seconds', 5);
@@ -201,18 +252,20 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
   };
-  const serverStats = async () => (await (await fetch(`${base}/bench/stats`)).json()) as { cpuMs: number; mainThreadCpuMs: number; lockWaits: number; lockWaitedMs: number; loopBusyMs: number; loopP99ms: number; loopMaxMs: number };
+  const serverStats = async () => (await (await fetch(`${base}/bench/stats`)).json()) as ServerStats;
 
-  const allSides = ['closedNone', 'closedTen', 'openNone', 'openTen'] as const;
+  const allSides = ['closedNone', 'closedTen', 'openNone', 'openTen', 'openNoneInline', 'openTenInline'] as const;
   type Side = (typeof allSides)[number];
   // --sides openNone,openTen: a subset (a profile of one kind of load).
   const sidesAt = process.argv.indexOf('--sides');
   const sides = sidesAt > 0 ? allSides.filter((side) => process.argv[sidesAt + 1]!.split(',').includes(side)) : allSides;
-  const userOf = (side: Side) => srv.ready.users[side.endsWith('Ten') ? 'ten' : 'none'];
+  const userOf = (side: Side) => srv.ready.users[side.includes('Ten') ? 'ten' : 'none'];
   const results = await alternateRounds(
     rounds,
     sides,
     async (side) => {
+      // *Inline: checkpoints in the commits of the requests' connection, as before the checkpoint thread.
+      await fetch(`${base}/bench/checkpoints/${side.endsWith('Inline') ? 'inline' : 'thread'}`, { method: 'POST' });
       const before = await received();
       await serverStats();
       const url = `${base}/bench/donate/${userOf(side)}`;
@@ -251,7 +304,7 @@ async function main(): Promise<void> {
   await srv.stop();
   receiverChild.disconnect();
 
-  type Row = { p50: number; p99: number; rps: number; ok: number; server: { cpuMs: number; mainThreadCpuMs: number; drainCpuMs: number; drainMainThreadCpuMs: number } };
+  type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number } };
   const rows = (side: Side) => ((results as Partial<Record<Side, Row[]>>)[side] ?? []);
   const ratio = (a: Side, b: Side, pick: (r: Row) => number) => rows(a).map((r, i) => (rows(b)[i] ? +(pick(rows(b)[i]!) / Math.max(pick(r), 0.001)).toFixed(2) : null));
   const summary = (side: Side) => rows(side).length === 0 ? null : ({
@@ -263,19 +316,31 @@ async function main(): Promise<void> {
     medianServerCpuMsPerDonationWithDrain: median(rows(side).map((r) => +((r.server.cpuMs + r.server.drainCpuMs) / Math.max(r.ok, 1)).toFixed(3))),
     medianMainThreadCpuMsPerDonationWithDrain: median(rows(side).map((r) => +((r.server.mainThreadCpuMs + r.server.drainMainThreadCpuMs) / Math.max(r.ok, 1)).toFixed(3))),
   });
-  printReport('webhooks: donation request latency with 0 vs 10 subscriptions (closed and open loop); delivery throughput', {
+  // Per round, what a reader needs to tell a stall (the longest event-loop delay, the load) from a cost (p50, lock waits).
+  const perRound = (side: Side) => rows(side).length === 0 ? null : ({
+    p50ms: rows(side).map((r) => r.p50),
+    p99ms: rows(side).map((r) => r.p99),
+    eventLoopMaxDelayMs: rows(side).map((r) => r.server.loopMaxMs),
+    lockWaits: rows(side).map((r) => `${r.server.lockWaits}× ${r.server.lockWaitedMs} ms`),
+    threadCheckpoints: rows(side).map((r) => `${r.server.threadCheckpoints}× ${r.server.threadCheckpointMs} ms`),
+    walMiB: rows(side).map((r) => r.server.walMiB),
+    load1m: rows(side).map((r) => +r.load1m.toFixed(1)),
+  });
+  const openLoopReport = (none: Side, ten: Side) => ({
+    none: { ...summary(none), perRound: perRound(none) },
+    ten: { ...summary(ten), perRound: perRound(ten) },
+    p50RatioTenOverNonePerRound: ratio(none, ten, (r) => r.p50),
+    p99RatioTenOverNonePerRound: ratio(none, ten, (r) => r.p99),
+  });
+  printReport('webhooks: donation request latency with 0 vs 10 subscriptions (closed and open loop; WAL checkpoints on their thread or inline); delivery throughput', {
     dialect,
     settings: { rounds, seconds, connections, rate, burst },
     loadAverage1m: { min: Math.min(...load), max: Math.max(...load) },
     donationRequest: {
       rounds: results,
       closedLoop: { none: summary('closedNone'), ten: summary('closedTen'), p50RatioTenOverNonePerRound: ratio('closedNone', 'closedTen', (r) => r.p50) },
-      openLoop: {
-        none: summary('openNone'),
-        ten: summary('openTen'),
-        p50RatioTenOverNonePerRound: ratio('openNone', 'openTen', (r) => r.p50),
-        p99RatioTenOverNonePerRound: ratio('openNone', 'openTen', (r) => r.p99),
-      },
+      openLoop: openLoopReport('openNone', 'openTen'),
+      openLoopCheckpointsInline: openLoopReport('openNoneInline', 'openTenInline'),
     },
     delivery: { one, ten },
   });

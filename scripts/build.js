@@ -95,8 +95,8 @@ const staging = fs.mkdtempSync(path.join(root, '.dist-'));
 fs.chmodSync(staging, 0o755); // mkdtemp makes it private; the service may run as another user
 try {
   const result = await esbuild.build({
-    // The webhook dispatcher's thread is a worker entry of its own (dist/chunks/dispatcher.worker.js).
-    entryPoints: [path.join(src, 'cli.ts'), path.join(src, 'modules/webhooks/dispatcher.worker.ts')],
+    // The worker threads' modules are entries of their own (dist/chunks/<name>.worker.js; src/worker-entry.ts).
+    entryPoints: [path.join(src, 'cli.ts'), path.join(src, 'modules/webhooks/dispatcher.worker.ts'), path.join(src, 'db/wal-checkpointer.worker.ts')],
     outdir: staging,
     entryNames: 'chunks/[name]',
     chunkNames: 'chunks/[name]-[hash]',

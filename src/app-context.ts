@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config/config.js';
 import type { Secrets } from './config/secrets.js';
 import type { Database } from './db/database.js';
+import type { WalCheckpointer } from './db/wal-checkpointer.js';
 import type { DB } from './db/schema.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { NodeRegistry } from './ops/node-registry.js';
@@ -20,6 +21,8 @@ export interface AppContext {
   secrets: Secrets;
   database: Database;
   db: Kysely<DB>;
+  /** SQLite file the app opened itself: WAL checkpoints from a thread, off the requests' event loop; else null. */
+  checkpointer: WalCheckpointer | null;
   /** OAuth tokens: issue, verify (cached), revoke. */
   tokens: TokenStore;
   /** Real-time (WebSocket) tokens: issue for apps, dashboard and widgets; check at connect and subscribe. */

@@ -7,6 +7,7 @@ import type { WorkerRole } from './cluster/worker-role.js';
 import type { Config } from './config/config.js';
 import { loadSecrets, type Secrets } from './config/secrets.js';
 import { createDatabase, type Database } from './db/database.js';
+import { WalCheckpointer } from './db/wal-checkpointer.js';
 import { migrateToLatest } from './db/migrate.js';
 import { parseQueryString, registerBodyParsers } from './http/body-parsers.js';
 import { clientErrorHandler } from './http/client-error.js';
@@ -74,6 +75,12 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
 
   // Registered first so it runs last: the database outlives everything that uses it on close.
   if (ownsDatabase) app.addHook('onClose', async () => database.close());
+  // A shared database (tests) is checkpointed by whoever opened it, as SQLite does by default.
+  const checkpointer = ownsDatabase && database.dialect === 'sqlite' ? new WalCheckpointer(database, app.log) : null;
+  if (checkpointer) {
+    app.addHook('onReady', async () => checkpointer.start());
+    app.addHook('onClose', async () => checkpointer.stop());
+  }
   // Every revocation (grant, application, account, widget token) goes through one hub; with Redis
   // the bus carries it to the other nodes.
   const revocations = new Revocations(app.log);
@@ -120,7 +127,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     app.addHook('onClose', async () => stop());
   }
   const payments = await PaymentProviders.create(config.payments, overrides.stripeApi);
-  const ctx: AppContext = { config, secrets, database, db: database.db, tokens, realtimeTokens, revocations, realtime, relay, webhooks, metrics, nodes, payments };
+  const ctx: AppContext = { config, secrets, database, db: database.db, checkpointer, tokens, realtimeTokens, revocations, realtime, relay, webhooks, metrics, nodes, payments };
   app.decorate('ctx', ctx);
 
   // Shared by every surface, so registered at the root: the request id header, the JSON content type (INTEROP §1), the

@@ -3,6 +3,7 @@ import { pino, type LoggerOptions } from 'pino';
 import type { Config } from '../config/config.js';
 import { loadSecrets, secretsFileExisted } from '../config/secrets.js';
 import { createDatabase, signalCommit, type Database } from '../db/database.js';
+import { WalCheckpointer } from '../db/wal-checkpointer.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { loggingOptions } from '../http/request-log.js';
 import { ClaimOwner, loadNodeId } from '../modules/outbox/claim-owner.js';
@@ -37,10 +38,14 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
   // SQLite: one server per file; its workers run under this lock (they never take it).
   const lock: ServerLock | null = config.database.dialect === 'sqlite' ? acquireServerLock(config.database.file, 'an OpenAlerts server') : null;
   let database: Database | null = null;
+  let checkpointer: WalCheckpointer | null = null;
   try {
     database = createDatabase(config.database);
     // Once, before any worker starts: no worker migrates or writes the secret key file.
     await migrateToLatest(database.db);
+    // The relay's and the dispatcher's commits here checkpoint off this event loop, as a single server's do.
+    checkpointer = database.dialect === 'sqlite' ? new WalCheckpointer(database, logger) : null;
+    checkpointer?.start();
     const secrets = loadSecrets(config);
     const history = historyOptions(config);
     let broker: Broker;
@@ -73,10 +78,12 @@ export async function runPrimary(config: Readonly<Config>, workers: number): Pro
       await dispatcher.stop();
       await relay.stop();
       await broker.close();
+      await checkpointer?.stop();
       await db.close();
       lock?.release();
     });
   } catch (err) {
+    await checkpointer?.stop().catch(() => {});
     await database?.close().catch(() => {});
     lock?.release();
     throw err;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { createCustomAlert } from '../../src/modules/custom-alerts/custom-alerts.service.js';
 import { createGoal } from '../../src/modules/goals/goals.service.js';
@@ -10,7 +10,7 @@ import { json } from '../api/helpers.js';
 import { makeApp } from '../helper.js';
 import { sleep, until } from '../wait.js';
 import { receivers } from './receiver.js';
-import { webhookFixture, type WebhookFixture } from './fixture.js';
+import { useWebhookFixture } from './fixture.js';
 
 /**
  * Deliveries against a real loopback receiver: failures, timeouts, 500 then 200, 410, redirects,
@@ -18,14 +18,8 @@ import { webhookFixture, type WebhookFixture } from './fixture.js';
  * Retries are fast here (WEBHOOKS_RETRY_BASE_MS=20); the retry window is 5 s, the timeout 1 s.
  */
 describe('webhook delivery', () => {
-  let f: WebhookFixture;
+  const f = useWebhookFixture({ env: { WEBHOOKS_TIMEOUT_MS: '1000', WEBHOOKS_RETRY_WINDOW: '5' } });
   const receiver = receivers();
-  before(async () => {
-    f = await webhookFixture({ env: { WEBHOOKS_TIMEOUT_MS: '1000', WEBHOOKS_RETRY_WINDOW: '5' } });
-  });
-  after(async () => {
-    await f.close();
-  });
   const db = () => f.t.database.db;
 
   test('500 then 200: retried with the same webhook-id and body, delivered; both attempts in the log', async () => {

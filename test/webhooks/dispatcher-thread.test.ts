@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { deletePublishedBefore } from '../../src/modules/outbox/outbox.repository.js';
 import { until } from '../wait.js';
 import { receivers } from './receiver.js';
-import { webhookFixture, type WebhookFixture } from './fixture.js';
+import { useWebhookFixture } from './fixture.js';
 
 /**
  * The dispatcher's thread (dispatcher-thread.ts): none without a subscription; the first one
@@ -11,14 +11,8 @@ import { webhookFixture, type WebhookFixture } from './fixture.js';
  * it never read while no subscription is kept, and not while one is.
  */
 describe('webhook dispatcher thread', () => {
-  let f: WebhookFixture;
+  const f = useWebhookFixture();
   const receiver = receivers();
-  before(async () => {
-    f = await webhookFixture();
-  });
-  after(async () => {
-    await f.close();
-  });
   const db = () => f.t.database.db;
   const outboxRow = (id: number) => db().selectFrom('outbox').select(['id', 'webhooks_at', 'published_at']).where('id', '=', id).executeTakeFirst();
 

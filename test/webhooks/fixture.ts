@@ -1,3 +1,4 @@
+import { after, before } from 'node:test';
 import { ALL_SCOPES } from '../../src/oauth/scopes.js';
 import type { Dialect } from '../../src/db/database.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
@@ -23,6 +24,22 @@ export async function webhookFixture(options: { dialect?: Dialect; env?: Record<
     },
     donate: (amount = 5, username = 'donor') => createDonation(f.t.database.db, { userId: f.userId, amount, currency: 'USD', username, message: 'hi' }),
   };
+}
+
+/**
+ * A fixture for one describe block (like `receivers()`): made before its tests, closed after them
+ * (registered with node:test's `before` and `after`, so call it inside the describe). The object is
+ * filled in by `before`: use its fields in the tests, not at the describe's top level.
+ */
+export function useWebhookFixture(options: Parameters<typeof webhookFixture>[0] = {}): WebhookFixture {
+  const fixture = {} as WebhookFixture;
+  before(async () => {
+    Object.assign(fixture, await webhookFixture(options));
+  });
+  after(async () => {
+    await fixture.close?.();
+  });
+  return fixture;
 }
 
 export { ALL_SCOPES };

@@ -1,7 +1,5 @@
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerEntry } from '../../worker-entry.js';
 import type { DatabaseConfig, WebhooksConfig } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { ClaimOwner } from '../outbox/claim-owner.js';
@@ -181,7 +179,8 @@ export class WebhookDispatcherThread {
       pollMs: this.#opts.pollMs ?? null,
       customResolver: this.#resolver !== systemResolver,
     };
-    const [entry, options] = workerEntry();
+    // Its own chunk in the build (scripts/build.js).
+    const [entry, options] = workerEntry(import.meta.url, './dispatcher.worker.ts', '../../chunks/dispatcher.worker.js');
     const worker = new Worker(entry, { ...options, workerData: data });
     // Never what keeps the process alive: stop() ends it.
     worker.unref();
@@ -219,20 +218,4 @@ export class WebhookDispatcherThread {
       });
     });
   }
-}
-
-/**
- * The thread's entry: in the build, its own entry chunk (scripts/build.js; this file's
- * `import.meta.url` is dist/modules/webhooks/dispatcher-thread.js there); run as TypeScript (tests,
- * benches, `tsx`), the `.ts` file loaded through tsx, which a worker thread does not inherit from
- * its parent's `--import`.
- */
-function workerEntry(): [string | URL, { eval?: boolean }] {
-  const asTypeScript = import.meta.url.endsWith('.ts');
-  if (!asTypeScript) return [new URL('../../chunks/dispatcher.worker.js', import.meta.url), {}];
-  const entry = new URL('./dispatcher.worker.ts', import.meta.url);
-  // tsx is a development dependency; the build never gets here. Its ESM API (the package's `require`
-  // condition would give the CommonJS one).
-  const tsx = pathToFileURL(path.join(path.dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-  return [`import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true }];
 }

@@ -45,7 +45,7 @@ const systemResolver = dispatcher.resolver;
 // Commits arrive one per donation; a round a few milliseconds after the first reads all of those
 // that came meanwhile in one fan-out transaction: fewer turns of the write lock (SQLite), which a
 // request's commit may have to wait for. Webhooks are not that hurried.
-const GATHER_MS = 10;
+const GATHER_MS = 20;
 let gather: NodeJS.Timeout | null = null;
 
 port.on('message', (message: ToDispatcherThread) => {
@@ -78,8 +78,9 @@ port.on('message', (message: ToDispatcherThread) => {
 });
 
 if (data.customResolver) dispatcher.resolver = appResolver;
-// SQLite: checkpoints stay with the app's connection, whose commits run them now as before; run from
-// here they would hold the threads' write lock (taken around our COMMIT) for the checkpoint's fsyncs.
+// SQLite: checkpoints are the checkpoint thread's (db/wal-checkpointer.ts; the app's connection is
+// its backstop); run from here they would hold the threads' write lock (taken around our COMMIT) for
+// the checkpoint's fsyncs.
 try {
   if (database.dialect === 'sqlite') await sql`pragma wal_autocheckpoint = 0`.execute(database.db);
   await dispatcher.start();

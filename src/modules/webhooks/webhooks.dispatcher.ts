@@ -31,7 +31,12 @@ export interface DispatcherOptions {
 const FAN_OUT_BATCH = 50;
 const QUEUE_PAGE = 50;
 const MAX_BACKOFF_MS = 3600_000;
-const RECORD_GATHER_MS = 2;
+const RECORD_GATHER_MS = 10;
+/**
+ * Attempts a queue may have answered and not yet recorded (#deliverQueue): what a crash can make it
+ * send twice, at most.
+ */
+export const MAX_UNRECORDED = 8;
 /** How long a queue that ran empty keeps its lease, waiting for the next event (see #deliverQueue). */
 const LINGER_MS = 2_000;
 
@@ -63,12 +68,12 @@ export class WebhookDispatcher {
   readonly #agents = new ReceiverAgents();
   /** Queues waiting with an empty queue and their lease (see #deliverQueue), by subscription. */
   readonly #idlers = new Map<number, () => void>();
-  // Attempts of several queues ending within a few milliseconds of each other share a transaction:
-  // on SQLite each is a turn of the write lock, which a donation's commit may have to wait for. A
-  // lone queue does not wait (its next message waits for this record).
+  // Attempts of every queue ending within RECORD_GATHER_MS share a transaction: on SQLite each is
+  // a turn of the write lock, which a donation's commit may have to wait for. No queue waits for its
+  // record to send its next message (#deliverQueue), so the gathering slows none down.
   readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), {
-    maxBatch: 64,
-    gatherMs: () => (this.#inFlight.size > 1 ? RECORD_GATHER_MS : 0),
+    maxBatch: 128,
+    gatherMs: RECORD_GATHER_MS,
   });
   #recovered = false;
 
@@ -234,6 +239,14 @@ export class WebhookDispatcher {
    * release — two write transactions per event per subscription otherwise, each of which a donation's
    * commit would wait behind. This node's fan-out wakes it at once; other nodes' rows are found by a
    * read every poll.
+   *
+   * One request at a time, in order; the next is sent once the last one answered 2xx, without waiting
+   * for its record: attempts are recorded together (#records, gathered RECORD_GATHER_MS across every
+   * queue), so the dispatcher writes a few transactions a second, not one per delivery — each a turn
+   * of SQLite's one writer that a donation's commit may wait for. At most MAX_UNRECORDED attempts
+   * wait for their record, and a page's records are all committed before the queue is read again;
+   * a failure stops the queue at once and its record schedules the retry. A crash re-sends what was
+   * answered but not yet recorded (at least once, with the same webhook-id).
    */
   async #deliverQueue(sub: repo.ClaimedSubscription, claimedAt: number): Promise<void> {
     const db = this.#database.db;
@@ -241,14 +254,37 @@ export class WebhookDispatcher {
     const secrets = this.#secretsOf(sub);
     let leaseUntil = claimedAt + this.#leaseMs;
     let idleSince: number | null = null;
+    // Records under way: each renews the lease (or finds it lost) when its batch commits.
+    const recording: Promise<void>[] = [];
+    let lost = false;
+    let recordFailure: unknown = null;
+    const record = (attempt: AttemptOutcome) => {
+      const from = Date.now();
+      const recorded = this.#records.submit(attempt).then(
+        (held) => {
+          if (held) leaseUntil = Math.max(leaseUntil, from + this.#leaseMs);
+          else lost = true;
+        },
+        (err: unknown) => {
+          recordFailure ??= err;
+          lost = true;
+        },
+      );
+      recording.push(recorded);
+    };
+    const recorded = async () => {
+      await Promise.all(recording.splice(0));
+      if (recordFailure) throw recordFailure;
+    };
+    // Never send on a lease that could run out before the attempt ends.
+    const leaseTooShort = () => Date.now() + this.#opts.config.timeoutMs + 1000 >= leaseUntil;
     for (;;) {
-      // A page of the queue at a time; each is re-checked by the lease renewal after its attempt.
+      // A page of the queue at a time, read once every attempt sent from the last one is recorded.
       const queue = await repo.queueHeads(db, sub.id, QUEUE_PAGE);
       if (queue.length === 0) {
         const now = Date.now();
         idleSince ??= now;
-        // Never send on a lease that could run out before the attempt ends.
-        if (this.#loop.stopped || now - idleSince >= LINGER_MS || now + this.#opts.config.timeoutMs + 1000 >= leaseUntil) {
+        if (this.#loop.stopped || now - idleSince >= LINGER_MS || leaseTooShort()) {
           return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, null));
         }
         await this.#idle(sub.id, this.#opts.pollMs);
@@ -256,7 +292,12 @@ export class WebhookDispatcher {
       }
       idleSince = null;
       for (const head of queue) {
-        if (head.next_attempt_at > Date.now() || this.#loop.stopped) return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, head.next_attempt_at));
+        if (recording.length >= MAX_UNRECORDED || leaseTooShort()) await recorded();
+        if (lost) return recorded();
+        if (head.next_attempt_at > Date.now() || this.#loop.stopped || leaseTooShort()) {
+          await recorded();
+          return this.#bookkeeping((tx) => repo.releaseLease(tx, sub.id, owner, head.next_attempt_at));
+        }
         const timestamp = Math.floor(Date.now() / 1000);
         const result = await postJson(sub.url, webhookHeaders(secrets, head.message_id, timestamp, head.body), head.body, {
           timeoutMs: this.#opts.config.timeoutMs,
@@ -264,11 +305,12 @@ export class WebhookDispatcher {
           resolver: this.resolver,
           agents: this.#agents,
         });
-        const recordedFrom = Date.now();
-        if (!(await this.#records.submit({ subscriptionId: sub.id, head, result }))) return;
-        // The batch renewed the lease at its own time, which is no earlier than this.
-        leaseUntil = recordedFrom + this.#leaseMs;
+        record({ subscriptionId: sub.id, head, result });
+        // Not delivered: its record gives the lease back with the retry's time (or ends the subscription).
+        if (!isDelivered(result.statusCode)) return recorded();
       }
+      await recorded();
+      if (lost) return;
     }
   }
 
@@ -302,16 +344,15 @@ export class WebhookDispatcher {
    * commit for many deliveries: the donation requests' writes wait behind fewer of ours), each with
    * what follows: on success the lease is renewed (true: the queue goes on); otherwise the lease is
    * given back with the time of the retry, or the subscription leaves `active` (410 Gone, retry
-   * window over). False: that queue stops here. A queue sends its next message only once its last
-   * attempt is recorded, so a crash repeats at most the one message in flight per queue.
+   * window over). False: that queue stops here. Several attempts of one queue may share a batch
+   * (#deliverQueue sends on before its records commit); a failure is always its queue's last.
    */
   async #recordBatch(items: readonly AttemptOutcome[]): Promise<ItemOutcome<boolean>[]> {
     const now = Date.now();
     const owner = this.#opts.owner.id;
-    const ok = (code: number | null) => code !== null && code >= 200 && code < 300;
     return this.#bookkeeping(async (tx) => {
       await repo.insertAttempts(tx, items.map(({ head, result }) => ({ deliveryId: head.id, at: now, statusCode: result.statusCode, error: result.error, latencyMs: result.latencyMs, excerpt: result.excerpt })));
-      const delivered = items.filter((i) => ok(i.result.statusCode));
+      const delivered = items.filter((i) => isDelivered(i.result.statusCode));
       for (const code of new Set(delivered.map((i) => i.result.statusCode!))) {
         await repo.markDelivered(tx, delivered.filter((i) => i.result.statusCode === code).map((i) => i.head.id), code, now);
       }
@@ -319,7 +360,7 @@ export class WebhookDispatcher {
       const held = await repo.renewLeases(tx, delivered.map((i) => i.subscriptionId), owner, now + this.#leaseMs);
       const outcomes: ItemOutcome<boolean>[] = [];
       for (const { subscriptionId, head, result } of items) {
-        outcomes.push({ ok: true, value: ok(result.statusCode) ? held.has(subscriptionId) : await this.#recordFailure(tx, subscriptionId, head, result, now) });
+        outcomes.push({ ok: true, value: isDelivered(result.statusCode) ? held.has(subscriptionId) : await this.#recordFailure(tx, subscriptionId, head, result, now) });
       }
       return outcomes;
     });
@@ -349,6 +390,8 @@ export class WebhookDispatcher {
     return false;
   }
 }
+
+const isDelivered = (code: number | null) => code !== null && code >= 200 && code < 300;
 
 /** One attempt's end, waiting to be recorded with the others of its flush. */
 interface AttemptOutcome {
