@@ -43,7 +43,8 @@ async function server(): Promise<void> {
   const { createAccount } = await import('../src/modules/accounts/accounts.service.js');
   const { createApp } = await import('../src/modules/apps/apps.service.js');
   const { createDonation } = await import('../src/modules/donations/donations.service.js');
-  const { WalCheckpointer } = await import('../src/db/wal-checkpointer.js');
+  // Absent from a checkout before the checkpoint thread (a bench of the old code): no thread side then.
+  const WalCheckpointer = await import('../src/db/wal-checkpointer.js').then((m) => m.WalCheckpointer).catch(() => null);
   await serveBenchApp(
     { WEBHOOKS_ALLOW_HTTP: '1', RATE_LIMIT_PER_MINUTE: '1000000' },
     async (app): Promise<Omit<Seed, 'url'>> => {
@@ -74,17 +75,20 @@ async function server(): Promise<void> {
           return NaN;
         }
       };
-      const lock = (app.ctx.database as { threadLock?: { waits: number; waitedMs: number } | null }).threadLock ?? null;
+      const lock = (app.ctx.database as { threadLock?: { waits: number; waitedMs: number; turnsOf?(holder: number): { turns: number; heldMs: number } } | null }).threadLock ?? null;
+      // Turns of the threads' write lock and time held: the requests' side (1), the webhook dispatcher (2), the WAL checkpointer (3).
+      const turns = () => [1, 2, 3].map((holder) => lock?.turnsOf?.(holder) ?? { turns: 0, heldMs: 0 });
+      let turnsSeen = turns();
       let mainCpu = mainThreadCpuMs();
       let lockSeen = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0 };
       // WAL checkpoints of the checkpoint thread (db/wal-checkpointer.ts), and the WAL's size on disk.
       // `inline`: the thread stopped, the requests' connection checkpoints in its commits (SQLite's default).
-      let checkpointer = app.ctx.checkpointer;
+      let checkpointer = app.ctx.checkpointer ?? null;
       app.post<{ Params: { where: string } }>('/bench/checkpoints/:where', async (request) => {
         if (request.params.where === 'inline' && checkpointer) {
           await checkpointer.stop();
           checkpointer = null;
-        } else if (request.params.where === 'thread' && !checkpointer && app.ctx.config.database.dialect === 'sqlite') {
+        } else if (request.params.where === 'thread' && !checkpointer && WalCheckpointer && app.ctx.config.database.dialect === 'sqlite') {
           checkpointer = new WalCheckpointer(app.ctx.database);
           checkpointer.start(0);
           while (!checkpointer.running) await new Promise((r) => setTimeout(r, 10));
@@ -107,7 +111,11 @@ async function server(): Promise<void> {
         const mainNow = mainThreadCpuMs();
         const lockNow = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0 };
         const checkpointsNow = checkpoints();
+        const turnsNow = turns();
+        const [app1, dispatcher, checkpointerTurns] = turnsNow.map((t, i) => ({ turns: t.turns - turnsSeen[i]!.turns, heldMs: Math.round(t.heldMs - turnsSeen[i]!.heldMs) }));
+        turnsSeen = turnsNow;
         const threads = {
+          lockTurns: { requests: app1, dispatcher, checkpointer: checkpointerTurns },
           mainThreadCpuMs: Math.round(mainNow - mainCpu),
           lockWaits: lockNow.waits - lockSeen.waits,
           lockWaitedMs: Math.round(lockNow.waitedMs - lockSeen.waitedMs),

@@ -8,19 +8,21 @@
  * event loop free meanwhile, and reaches SQLite only once the other thread has committed; SQLite's
  * busy timeout is then left for other processes (the CLI, a backup), as before.
  *
- * Two 32-bit words in shared memory (the holder's tag or 0, and the requests' side's waits). Not
- * re-entrant; a connection holds it from BEGIN to COMMIT/ROLLBACK, or around one writing statement
+ * Two 32-bit words in shared memory (the holder's tag or 0, and the requests' side's waits), then
+ * each tag's turns and time held (bench/webhooks.ts reports them). Not re-entrant; a connection holds it from BEGIN to COMMIT/ROLLBACK, or around one writing statement
  * outside a transaction. The requests' side goes first when both wait.
  */
 export class ThreadWriteLock {
   readonly #word: Int32Array;
+  readonly #heldUs: BigInt64Array;
+  #since = 0;
   /** How often, and how long in all, this side waited for the other (bench/webhooks.ts reports it). */
   waits = 0;
   waitedMs = 0;
 
   constructor(
     /** Shared with the other threads' connections to the same file (transferred to a worker as is). */
-    readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(8),
+    readonly buffer: SharedArrayBuffer = new SharedArrayBuffer(BYTES),
     /** This side's tag, different on every thread. */
     readonly holder: number = 1,
     /**
@@ -30,12 +32,25 @@ export class ThreadWriteLock {
      */
     readonly priority: boolean = true,
   ) {
-    this.#word = new Int32Array(buffer);
+    this.#word = new Int32Array(buffer, 0, TURNS + MAX_TAGS);
+    this.#heldUs = new BigInt64Array(buffer, HELD_OFFSET, MAX_TAGS);
   }
 
   tryAcquire(): boolean {
     if (!this.priority && Atomics.load(this.#word, WAITING) > 0) return false;
-    return Atomics.compareExchange(this.#word, HOLDER, 0, this.holder) === 0;
+    if (Atomics.compareExchange(this.#word, HOLDER, 0, this.holder) !== 0) return false;
+    this.#taken();
+    return true;
+  }
+
+  /** How often the side tagged `holder` took the lock, and for how long in all (ms), since the buffer was made. */
+  turnsOf(holder: number): { turns: number; heldMs: number } {
+    return { turns: Atomics.load(this.#word, TURNS + holder), heldMs: Number(Atomics.load(this.#heldUs, holder)) / 1000 };
+  }
+
+  #taken(): void {
+    Atomics.add(this.#word, TURNS + this.holder, 1);
+    this.#since = performance.now();
   }
 
   /** Resolves once this side holds the lock; the thread's event loop runs meanwhile. */
@@ -53,7 +68,10 @@ export class ThreadWriteLock {
             continue;
           }
         }
-        if (Atomics.compareExchange(this.#word, HOLDER, 0, this.holder) === 0) break;
+        if (Atomics.compareExchange(this.#word, HOLDER, 0, this.holder) === 0) {
+          this.#taken();
+          break;
+        }
         const seen = Atomics.load(this.#word, HOLDER);
         if (seen !== 0) await waitFor(this.#word, HOLDER, seen);
       }
@@ -67,6 +85,7 @@ export class ThreadWriteLock {
   }
 
   release(): void {
+    Atomics.add(this.#heldUs, this.holder, BigInt(Math.round((performance.now() - this.#since) * 1000)));
     Atomics.store(this.#word, HOLDER, 0);
     Atomics.notify(this.#word, HOLDER);
   }
@@ -77,9 +96,15 @@ export class ThreadWriteLock {
   }
 }
 
-/** The words: who holds the lock (0: nobody), and how many waits of the priority side are under way. */
+/** The words: who holds the lock (0: nobody), how many waits of the priority side are under way, then turns per tag. */
 const HOLDER = 0;
 const WAITING = 1;
+const TURNS = 2;
+/** Tags 1–7 (the app 1, the webhook dispatcher 2, the WAL checkpointer 3). */
+const MAX_TAGS = 8;
+/** Microseconds held per tag, 64-bit, after the 32-bit words (8-byte aligned). */
+const HELD_OFFSET = 4 * (TURNS + MAX_TAGS);
+const BYTES = HELD_OFFSET + 8 * MAX_TAGS;
 
 /** Until the word changes from `seen` (or a second: the timeout only bounds a wait on a holder that vanished, see releaseHeldBy). */
 async function waitFor(word: Int32Array, index: number, seen: number): Promise<void> {

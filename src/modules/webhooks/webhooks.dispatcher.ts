@@ -69,11 +69,13 @@ export class WebhookDispatcher {
   /** Queues waiting with an empty queue and their lease (see #deliverQueue), by subscription. */
   readonly #idlers = new Map<number, () => void>();
   // Attempts of every queue ending within RECORD_GATHER_MS share a transaction: on SQLite each is
-  // a turn of the write lock, which a donation's commit may have to wait for. No queue waits for its
-  // record to send its next message (#deliverQueue), so the gathering slows none down.
+  // a turn of the write lock, which a donation's commit may have to wait for. No queue waits for
+  // each record to send its next message (#deliverQueue), but one waits for its records every
+  // MAX_UNRECORDED attempts: a lone queue's are not gathered (those that end while one is written
+  // go into the next), so its pace stays its receiver's.
   readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), {
     maxBatch: 128,
-    gatherMs: RECORD_GATHER_MS,
+    gatherMs: () => (this.#inFlight.size > 1 ? RECORD_GATHER_MS : 0),
   });
   #recovered = false;
 
