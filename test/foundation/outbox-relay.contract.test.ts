@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { after, before, describe, test } from 'node:test';
 import type { EventPublisher, StoredEvent } from '../../src/modules/outbox/events.js';
@@ -291,6 +292,34 @@ for (const { dialect, mode } of suites) {
           assert.deepEqual(published.map((e) => [e.id, e.payload]), rows.map((r) => [r.id, r.payload]));
           assert.deepEqual(published.map((e) => JSON.parse(e.payload).i), ['kept', 0]);
         } finally {
+          await relay.stop();
+        }
+      });
+
+      test("a commit's published events are marked in a transaction of their own, before the round publishes what it reads", async () => {
+        // A row another process writes right after the commit (inside the publication of ours): the
+        // next round reads it; its mark is refused, as if the process died before that commit.
+        await sql`create trigger refuse_mark_71 before update of published_at on outbox when new.user_id = 71 begin select raise(abort, 'mark refused'); end`.execute(t.database.db);
+        const other = new SQLite(t.env.DATABASE_URL.slice('sqlite:'.length));
+        let inserted = false;
+        const p = recorder((event) => {
+          if (inserted || !event.channels.includes('$widget:alerts_70')) return;
+          inserted = true;
+          other.prepare(`insert into outbox (type, user_id, channels, payload, created_at) values ('custom_alert.created', 71, '["$widget:alerts_71"]', '{"i":"read"}', ?)`).run(Date.now());
+        });
+        // A 1 ms poll: the round after the commit reads as well as marks.
+        const relay = new OutboxRelay(t.database, p, { pollMs: 1 });
+        await relay.start();
+        const marked = async (userId: number) => (await t.database.db.selectFrom('outbox').select('published_at').where('user_id', '=', userId).executeTakeFirstOrThrow()).published_at !== null;
+        try {
+          await write(1, 70);
+          await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_71')), 5000, 'the row read by the round');
+          await until(() => marked(70), 5000, 'the mark of the commit\'s event');
+          assert.equal(await marked(71), false);
+        } finally {
+          await sql`drop trigger refuse_mark_71`.execute(t.database.db);
+          other.close();
+          await until(() => marked(71), 5000, 'the read row marked once the trigger is gone');
           await relay.stop();
         }
       });

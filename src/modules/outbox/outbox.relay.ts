@@ -122,7 +122,7 @@ export class OutboxRelay {
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     await this.#loop.stop();
-    if (this.#unmarked.events.length > 0) await this.#bookkeeping((db) => this.#markInProcess(db, false));
+    await this.#markIfHandedOver();
   }
 
   /** One full drain (all pending rows); returns how many were published. Used by tests too. */
@@ -168,7 +168,7 @@ export class OutboxRelay {
     // After commits that handed all their rows over, a round only marks them: the outbox is still
     // read at least once a poll period, for rows of other processes and delayed rows now due.
     if (this.#takesCommits && !this.#mustRead && Date.now() - this.#lastRead < this.#opts.pollMs) {
-      if (this.#unmarked.events.length > 0) await this.#bookkeeping((db) => this.#markInProcess(db, false));
+      await this.#markIfHandedOver();
     } else {
       await this.drain();
     }
@@ -260,39 +260,32 @@ export class OutboxRelay {
    * crash falls between publishing and marking).
    */
   async #roundSqliteInProcess(): Promise<number> {
-    return this.#bookkeeping((db) => this.#markInProcess(db, true));
+    return this.#bookkeeping(async (db) => {
+      await this.#markHandedOver(db);
+      return this.#readAndPublish(db);
+    });
+  }
+
+  /** The marks of what commits handed over, when there is any (once their publications are done). */
+  async #markIfHandedOver(): Promise<void> {
+    await this.#handedOver;
+    if (this.#unmarked.events.length > 0) await this.#bookkeeping((db) => this.#markHandedOver(db));
   }
 
   /**
-   * One in-process round's transaction: marks what commits handed over and was published since
-   * the last round, then (`read`) reads the due rows, publishes and marks them. When the read finds
-   * fewer rows than a batch, every row up to the outbox's last id is accounted for (`#known`).
+   * Marks what commits handed over and was published since the last round, in a transaction of
+   * its own: committed before the round publishes anything else, so a crash can never take back
+   * the marks of events that went out before events the round publishes (a delayed alert now due
+   * passes later rows: published again in id order, they would swap offsets).
    */
-  async #markInProcess(db: Kysely<DB>, read: boolean): Promise<number> {
-    await db.executeQuery(BEGIN_IMMEDIATE);
-    const batch = new Batch();
-    let failure: { error: unknown } | null = null;
-    // No commit comes between here and this transaction's end: the connection is held.
+  async #markHandedOver(db: Kysely<DB>): Promise<void> {
+    // No commit comes between here and the end of the round: the connection is held.
     await this.#handedOver;
     const handedOver = this.#unmarked;
+    if (handedOver.events.length === 0) return;
+    await db.executeQuery(BEGIN_IMMEDIATE);
     try {
       await this.#markPublished(db, handedOver);
-      if (read) {
-        this.#mustRead = false;
-        const now = Date.now();
-        this.#lastRead = now;
-        const rows = await repo.duePending(db, now, now - this.#opts.claimTimeoutMs, this.#opts.batchSize);
-        if (rows.length < this.#opts.batchSize) this.#known = (await db.executeQuery<{ top: number | null }>(LAST_ID)).rows[0]?.top ?? 0;
-        try {
-          for (const row of rows) await this.#publish(row, batch);
-        } catch (error) {
-          // The events published before it are marked; it and the rest stay for the next round.
-          failure = { error };
-          this.#known = null;
-        }
-        this.#publisher.flush?.();
-        await this.#markPublished(db, batch);
-      }
       await db.executeQuery(COMMIT);
     } catch (err) {
       await db.executeQuery(ROLLBACK).catch(() => {});
@@ -301,6 +294,38 @@ export class OutboxRelay {
       throw err;
     }
     this.#unmarked = new Batch();
+  }
+
+  /**
+   * One transaction: the due rows read, published and marked. When it finds fewer rows than a
+   * batch, every row up to the outbox's last id is accounted for (`#known`).
+   */
+  async #readAndPublish(db: Kysely<DB>): Promise<number> {
+    await db.executeQuery(BEGIN_IMMEDIATE);
+    const batch = new Batch();
+    let failure: { error: unknown } | null = null;
+    try {
+      this.#mustRead = false;
+      const now = Date.now();
+      this.#lastRead = now;
+      const rows = await repo.duePending(db, now, now - this.#opts.claimTimeoutMs, this.#opts.batchSize);
+      if (rows.length < this.#opts.batchSize) this.#known = (await db.executeQuery<{ top: number | null }>(LAST_ID)).rows[0]?.top ?? 0;
+      try {
+        for (const row of rows) await this.#publish(row, batch);
+      } catch (error) {
+        // The events published before it are marked; it and the rest stay for the next round.
+        failure = { error };
+        this.#known = null;
+      }
+      this.#publisher.flush?.();
+      await this.#markPublished(db, batch);
+      await db.executeQuery(COMMIT);
+    } catch (err) {
+      await db.executeQuery(ROLLBACK).catch(() => {});
+      this.#known = null;
+      this.#mustRead = true;
+      throw err;
+    }
     if (failure) throw failure.error;
     return batch.events.length;
   }
