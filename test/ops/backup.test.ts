@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { openTestDatabase, postgresAvailable, tempDir } from '../helper.js';
 import { runCli, startServerProcess } from '../process.js';
+import { until } from '../wait.js';
 
 const sha = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 const noStack = (stderr: string) => assert.equal(stderr.includes('    at '), false, `no stack trace: ${stderr}`);
@@ -30,7 +31,9 @@ describe('openalerts backup / restore (SQLite)', () => {
       assert.equal((await runCli(['user', 'create', '--email', 'a@example.test', '--password', 'a long passphrase', '--name', 'Anna'], env)).code, 0);
       // Donations keep landing (each with its outbox events, in one transaction) while the backup runs.
       const writing = runCli(['donation', 'simulate', '--user', 'anna', '--count', '60', '--interval', '5'], env);
-      await new Promise((r) => setTimeout(r, 150));
+      // The backup starts once the first donations are in (a fixed pause was sometimes shorter
+      // than the command's start on a loaded machine: the backup then ran before any write).
+      await until(() => rows(database, 'select count(*) as n from donations')[0].n >= 3, 20_000, 'the first donations');
       const backup = await runCli(['backup', backupFile], env);
       assert.equal(backup.code, 0, backup.stderr);
       const printed = JSON.parse(backup.stdout);
