@@ -68,14 +68,16 @@ export class WebhookDispatcher {
   readonly #agents = new ReceiverAgents();
   /** Queues waiting with an empty queue and their lease (see #deliverQueue), by subscription. */
   readonly #idlers = new Map<number, () => void>();
+  /** Queues with messages to send now (not lingering with an empty queue), by subscription. */
+  readonly #sending = new Set<number>();
   // Attempts of every queue ending within RECORD_GATHER_MS share a transaction: on SQLite each is
   // a turn of the write lock, which a donation's commit may have to wait for. No queue waits for
   // each record to send its next message (#deliverQueue), but one waits for its records every
-  // MAX_UNRECORDED attempts: a lone queue's are not gathered (those that end while one is written
-  // go into the next), so its pace stays its receiver's.
+  // MAX_UNRECORDED attempts: a lone sending queue's are not gathered (those that end while one is
+  // written go into the next), so its pace stays its receiver's; lingering queues do not count.
   readonly #records = new GroupCommit<AttemptOutcome, boolean>((items) => this.#recordBatch(items), {
     maxBatch: 128,
-    gatherMs: () => (this.#inFlight.size > 1 ? RECORD_GATHER_MS : 0),
+    gatherMs: () => (this.#sending.size > 1 ? RECORD_GATHER_MS : 0),
   });
   #recovered = false;
 
@@ -227,6 +229,7 @@ export class WebhookDispatcher {
       const work = this.#deliverQueue(sub, now)
         .catch((err) => this.#opts.logger?.error({ err, subscription: sub.id }, 'webhooks: delivering a queue failed; its lease expires and it resumes'))
         .finally(() => {
+          this.#sending.delete(sub.id);
           this.#inFlight.delete(sub.id);
           this.kick();
         });
@@ -284,6 +287,7 @@ export class WebhookDispatcher {
       // A page of the queue at a time, read once every attempt sent from the last one is recorded.
       const queue = await repo.queueHeads(db, sub.id, QUEUE_PAGE);
       if (queue.length === 0) {
+        this.#sending.delete(sub.id);
         const now = Date.now();
         idleSince ??= now;
         if (this.#loop.stopped || now - idleSince >= LINGER_MS || leaseTooShort()) {
@@ -293,6 +297,7 @@ export class WebhookDispatcher {
         continue;
       }
       idleSince = null;
+      this.#sending.add(sub.id);
       for (const head of queue) {
         if (recording.length >= MAX_UNRECORDED || leaseTooShort()) await recorded();
         if (lost) return recorded();
