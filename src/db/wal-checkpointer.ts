@@ -85,10 +85,10 @@ export class WalCheckpointer {
     return this.#worker !== null;
   }
 
-  /** Starts the thread `delayMs` from now (not for an in-memory database, which has no WAL). */
+  /** Starts the thread `delayMs` from now. */
   start(delayMs = START_DELAY_MS): void {
     const { config, threadLock } = this.#database;
-    if (config.dialect !== 'sqlite' || config.file === ':memory:' || !threadLock || this.#stopped || this.#timer || this.#worker) return;
+    if (config.dialect !== 'sqlite' || !threadLock || this.#stopped || this.#timer || this.#worker) return;
     const data: CheckpointerThreadData = {
       file: config.file,
       lock: { buffer: threadLock.buffer, holder: THREAD_HOLDER },

@@ -73,13 +73,3 @@ test("the last pass waits for this process's writer holding the threads' write l
     await database.close();
   }
 });
-
-test('no thread for an in-memory database', async () => {
-  const database = createDatabase({ dialect: 'sqlite', file: ':memory:' });
-  const checkpointer = new WalCheckpointer(database);
-  checkpointer.start(0);
-  await new Promise((r) => setTimeout(r, 50));
-  assert.equal(checkpointer.running, false);
-  await checkpointer.stop();
-  await database.close();
-});
