@@ -311,15 +311,28 @@ export async function deliveriesOf(db: Kysely<DB>, subscriptionId: number, limit
   return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).orderBy('id', 'desc').limit(limit).execute();
 }
 
-/** One page of a subscription's deliveries, newest first, optionally in one state, with the total. */
+/**
+ * One page of a subscription's deliveries, newest first, optionally in one state, with the total.
+ * The rows and the total come from one statement (a window count), so a delivery the dispatcher
+ * records meanwhile cannot make them disagree; only a page past the end counts on its own.
+ */
 export async function deliveryPage(db: Kysely<DB>, subscriptionId: number, status: DeliveryRow['status'] | null, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
   let query = db.selectFrom('webhook_deliveries').where('subscription_id', '=', subscriptionId);
   if (status) query = query.where('status', '=', status);
-  const [rows, count] = await Promise.all([
-    query.selectAll().orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  const found = await query
+    .selectAll()
+    .select((eb) => eb.fn.countAll<number | string>().over().as('page_total'))
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  if (found.length === 0) {
+    const count = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    return { rows: [], total: Number(count.n) };
+  }
+  const total = Number(found[0]!.page_total);
+  const rows = found.map(({ page_total: _total, ...row }) => row);
+  return { rows, total };
 }
 
 export async function attemptsOf(db: Kysely<DB>, deliveryIds: number[]): Promise<AttemptRow[]> {
