@@ -58,9 +58,12 @@ describe(`a ${BURST}-event burst, two nodes`, { concurrency: true }, () => {
           for (let j = i; j < Math.min(BURST, i + WRITE_CHUNK); j++) ids.push((await createDonation(tx, { userId: user.id, amount: 1 + (j % 50), currency: 'USD', username: `d${j}` })).id);
         });
       }
-      const progress = setInterval(() => process.env.BURST_DEBUG && process.stderr.write(`${receivers.map((r) => r.received.length)}\n`), 1000);
+      if (process.env.BURST_DEBUG) {
+        // Unref'd and cleared by the closers: a timed-out wait must not leave the process running.
+        const progress = setInterval(() => process.stderr.write(`${receivers.map((r) => r.received.length)}\n`), 1000).unref();
+        closers.push(async () => clearInterval(progress));
+      }
       for (const r of receivers) await until(() => r.received.length >= BURST, 120_000, `${BURST} deliveries`);
-      clearInterval(progress);
       for (const r of receivers) {
         const got = r.received.map((x) => x.json.data.id as number);
         assert.equal(got.length, BURST, 'no duplicates');
