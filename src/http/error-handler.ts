@@ -28,7 +28,7 @@ export const jsonUnlessHtmlAsked: ErrorFormat = (request) => ((request.headers.a
  * `detail`: the message code behind `message` (its English text), when a service said it, so the
  * page can say it in its own language.
  */
-export type HtmlErrorPage = (status: number, message: string, request: FastifyRequest, detail?: Message) => string;
+export type HtmlErrorPage = (status: number, message: string, request: FastifyRequest, detail?: Message) => Promise<string>;
 
 interface Described {
   status: number;
@@ -71,9 +71,14 @@ function describe(error: FastifyError | DomainError, request: FastifyRequest, re
   return { status, body: { message: error.message || 'Bad request.' } };
 }
 
-function send(reply: FastifyReply, format: 'json' | 'html', status: number, body: Record<string, unknown>, page: HtmlErrorPage | undefined, detail?: Message): FastifyReply {
+/**
+ * JSON is sent at once; an HTML page is rendered in the request's language, which may first load
+ * that language's catalog: the handler then gives Fastify the page to send (a promise of it).
+ */
+function send(reply: FastifyReply, format: 'json' | 'html', status: number, body: Record<string, unknown>, page: HtmlErrorPage | undefined, detail?: Message): FastifyReply | Promise<string> {
   if (format === 'json' || !page) return sendJsonError(reply, status, body);
-  return reply.status(status).type('text/html; charset=utf-8').send(page(status, String(body.message), reply.request, detail));
+  reply.status(status).type('text/html; charset=utf-8');
+  return page(status, String(body.message), reply.request, detail);
 }
 
 /**
@@ -81,7 +86,7 @@ function send(reply: FastifyReply, format: 'json' | 'html', status: number, body
  * Pages render their own form errors; what reaches here from a page is a short HTML page.
  */
 export function errorHandler(format: ErrorFormat, page?: HtmlErrorPage) {
-  return (error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+  return (error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<string> => {
     const { status, body, detail } = describe(error, request, reply);
     return send(reply, format(request), status, body, page, detail);
   };
@@ -89,7 +94,7 @@ export function errorHandler(format: ErrorFormat, page?: HtmlErrorPage) {
 
 /** A not-found handler (`app.setNotFoundHandler` in a plugin with a prefix, or the root). */
 export function notFoundHandler(format: ErrorFormat, page?: HtmlErrorPage) {
-  return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+  return (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<string> => {
     const as = format(request);
     if (as === 'html' && page) return send(reply, as, 404, { message: 'This page does not exist.' }, page);
     return sendJsonError(reply, 404, { message: `No route for ${request.method} ${request.url.split('?')[0]}.` });

@@ -1,7 +1,7 @@
 import { IntlMessageFormat, type PrimitiveType } from 'intl-messageformat';
 import { escapeHtml, Html } from '../web/html.js';
-import { CATALOGS } from './catalogs/index.js';
-import type { MessageKey } from './catalogs/en_US.js';
+import { loadCatalog, type Catalog } from './catalogs/index.js';
+import en_US, { type MessageKey } from './catalogs/en_US.js';
 import { bcp47, DEFAULT_LOCALE, direction, type Locale } from './locales.js';
 
 export type { MessageKey };
@@ -19,11 +19,11 @@ export type RichValues = Record<string, PrimitiveType | Html | ((chunks: Html[])
 const compiled = new Map<string, IntlMessageFormat | null>();
 
 /** `rich`: `<tags>` are markup to map; otherwise they are plain text like any other. */
-function formatter(locale: Locale, key: MessageKey, rich: boolean): IntlMessageFormat | null {
+function formatter(locale: Locale, catalog: Catalog, key: MessageKey, rich: boolean): IntlMessageFormat | null {
   const id = `${locale}\u0000${key}\u0000${rich ? 'rich' : 'plain'}`;
   let mf = compiled.get(id);
   if (mf === undefined) {
-    const source = CATALOGS[locale][key];
+    const source = catalog[key];
     try {
       mf = source === undefined ? null : new IntlMessageFormat(source, bcp47(locale), undefined, { ignoreTag: !rich });
     } catch {
@@ -35,8 +35,8 @@ function formatter(locale: Locale, key: MessageKey, rich: boolean): IntlMessageF
 }
 
 /** The locale's message if it has one that formats, else the English one (per string). */
-function formatWith<T>(locale: Locale, key: MessageKey, rich: boolean, run: (mf: IntlMessageFormat) => T): T {
-  const own = locale === DEFAULT_LOCALE ? null : formatter(locale, key, rich);
+function formatWith<T>(locale: Locale, catalog: Catalog, key: MessageKey, rich: boolean, run: (mf: IntlMessageFormat) => T): T {
+  const own = locale === DEFAULT_LOCALE ? null : formatter(locale, catalog, key, rich);
   if (own) {
     try {
       return run(own);
@@ -44,7 +44,7 @@ function formatWith<T>(locale: Locale, key: MessageKey, rich: boolean, run: (mf:
       // A translation that needs arguments the page does not pass: English has the right ones.
     }
   }
-  const english = formatter(DEFAULT_LOCALE, key, rich);
+  const english = formatter(DEFAULT_LOCALE, en_US, key, rich);
   if (!english) throw new Error(`i18n: the English catalog has no usable message ${key}`);
   return run(english);
 }
@@ -73,14 +73,18 @@ export class Translator {
   readonly tag: string;
   readonly dir: 'ltr' | 'rtl';
 
-  constructor(readonly locale: Locale) {
+  /** Made by `translator()`, once the locale's catalog is loaded. */
+  constructor(
+    readonly locale: Locale,
+    private readonly catalog: Catalog,
+  ) {
     this.tag = bcp47(locale);
     this.dir = direction(locale);
   }
 
   /** A plain-text message; the page's `html` template escapes it like any other text. */
   t(key: MessageKey, values?: MessageValues): string {
-    return formatWith(this.locale, key, false, (mf) => String(mf.format<string>(values)));
+    return formatWith(this.locale, this.catalog, key, false, (mf) => String(mf.format<string>(values)));
   }
 
   /**
@@ -88,7 +92,7 @@ export class Translator {
    * only `Html` values and the functions given for its `<tags>` produce markup.
    */
   rich(key: MessageKey, values: RichValues): Html {
-    return formatWith(this.locale, key, true, (mf) => {
+    return formatWith(this.locale, this.catalog, key, true, (mf) => {
       const wrapped: Record<string, unknown> = {};
       for (const [name, value] of Object.entries(values)) {
         wrapped[name] = typeof value === 'function' ? (chunks: unknown[]) => value(chunks.map(toHtml)) : value;
@@ -100,12 +104,12 @@ export class Translator {
 
   /** True when the key exists (in English at least): for keys built from data, e.g. `payment.<id>.label`. */
   has(key: string): key is MessageKey {
-    return key in CATALOGS[DEFAULT_LOCALE];
+    return key in en_US;
   }
 
   /** True when this locale has its own text for the key (not the English fallback). */
   translates(key: MessageKey): boolean {
-    return this.locale === DEFAULT_LOCALE || CATALOGS[this.locale][key] !== undefined;
+    return this.locale === DEFAULT_LOCALE || this.catalog[key] !== undefined;
   }
 
   /** Minor units with the currency's symbol and the locale's separators: `1 234,50 ₽`, `$1,234.50`. */
@@ -161,11 +165,11 @@ export class Translator {
   /** Messages for a page's scripts, every key of the given namespaces, each in this locale or English. */
   messagesFor(...namespaces: string[]): Record<string, string> {
     const out: Record<string, string> = {};
-    const own = CATALOGS[this.locale];
-    for (const [key, english] of Object.entries(CATALOGS[DEFAULT_LOCALE])) {
+    const own = this.catalog;
+    for (const [key, english] of Object.entries(en_US)) {
       if (!namespaces.some((ns) => key.startsWith(`${ns}.`))) continue;
       const mine = own[key as MessageKey];
-      out[key] = mine !== undefined && formatter(this.locale, key as MessageKey, false) ? mine : english;
+      out[key] = mine !== undefined && formatter(this.locale, own, key as MessageKey, false) ? mine : english;
     }
     return out;
   }
@@ -177,13 +181,22 @@ function toHtml(part: unknown): Html {
   return new Html(escapeHtml(part === null || part === undefined ? '' : String(part)));
 }
 
-const translators = new Map<Locale, Translator>();
+const ENGLISH = new Translator(DEFAULT_LOCALE, en_US);
+const translators = new Map<Locale, Promise<Translator>>([[DEFAULT_LOCALE, Promise.resolve(ENGLISH)]]);
 
-/** The (shared, immutable) translator of a locale. */
-export function translator(locale: Locale): Translator {
+/**
+ * The (shared, immutable) translator of a locale; the first call for a locale loads its catalog
+ * (catalogs/index.ts), which is why it is asynchronous: a page awaits its language before it renders.
+ */
+export function translator(locale: Locale): Promise<Translator> {
   let t = translators.get(locale);
-  if (!t) translators.set(locale, (t = new Translator(locale)));
+  if (!t) {
+    t = loadCatalog(locale).then((catalog) => new Translator(locale, catalog));
+    translators.set(locale, t);
+    t.catch(() => translators.delete(locale));
+  }
   return t;
 }
 
-export const english = (): Translator => translator(DEFAULT_LOCALE);
+/** The English translator (its catalog is always loaded): the API's, the CLI's and the logs' language. */
+export const english = (): Translator => ENGLISH;

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HtmlErrorPage } from '../http/error-handler.js';
 import { DEFAULT_LOCALE, isLocale, localeOr, type Locale } from '../i18n/locales.js';
 import { localeFromAcceptLanguage } from '../i18n/negotiate.js';
-import { translator, type Translator } from '../i18n/translator.js';
+import { english, translator, type Translator } from '../i18n/translator.js';
 import { serverErrorPage } from './layout.js';
 
 declare module 'fastify' {
@@ -34,17 +34,25 @@ export function visitorLocale(request: FastifyRequest): Locale {
  * The language of a page: the logged-in user's profile setting (dashboard, admin, consent), else
  * the visitor's. A value that is not one of the spec's locales reads as English.
  */
-export function pageTranslator(request: FastifyRequest): Translator {
-  if (request.i18n) return request.i18n;
+export function pageLanguage(request: FastifyRequest): Promise<Translator> {
+  if (request.i18n) return Promise.resolve(request.i18n);
   const user = request.sessionUser;
   return translator(user ? localeOr(user.language, DEFAULT_LOCALE) : visitorLocale(request));
+}
+
+/**
+ * The page's translator, as registerPageLanguage's hook found it before the route's handler ran
+ * (English on a route whose plugin has no such hook: none of ours).
+ */
+export function pageTranslator(request: FastifyRequest): Translator {
+  return request.i18n ?? english();
 }
 
 /**
  * The donor page speaks the donor's language, whoever is logged in: `?lang=` from its switcher
  * (remembered in a cookie), else the cookie, else Accept-Language. An unknown `lang` is ignored.
  */
-export function donorTranslator(request: FastifyRequest, reply: FastifyReply): Translator {
+export function donorTranslator(request: FastifyRequest, reply: FastifyReply): Promise<Translator> {
   const asked = (request.query as Record<string, unknown> | undefined)?.lang;
   if (isLocale(asked)) {
     reply.setCookie(LANG_COOKIE, asked, { path: '/', sameSite: 'lax', httpOnly: true, maxAge: LANG_COOKIE_MAX_AGE, secure: request.server.ctx.config.publicUrl.startsWith('https:') });
@@ -60,9 +68,9 @@ export function donorTranslator(request: FastifyRequest, reply: FastifyReply): T
 export function registerPageLanguage(app: FastifyInstance): void {
   app.decorateRequest('i18n', null);
   app.addHook('preHandler', async (request) => {
-    request.i18n = pageTranslator(request);
+    request.i18n = await pageLanguage(request);
   });
 }
 
-/** The HTML error page of every surface's error handler, in the request's language. */
-export const localizedErrorPage: HtmlErrorPage = (status, message, request, detail) => serverErrorPage(status, message, pageTranslator(request), detail);
+/** The HTML error page of every surface's error handler, in the request's language (an error may come before the language hook). */
+export const localizedErrorPage: HtmlErrorPage = async (status, message, request, detail) => serverErrorPage(status, message, await pageLanguage(request), detail);

@@ -18,7 +18,7 @@ import { chromiumMissing, ChromiumPages, screenshot } from './chromium.js';
  */
 const skip = chromiumMissing();
 const PASSWORD = 'correct horse battery';
-const ru = translator('ru_RU');
+const ru = await translator('ru_RU');
 
 let t: TestApp;
 let base: string;

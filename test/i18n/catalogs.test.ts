@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { IntlMessageFormat } from 'intl-messageformat';
-import { CATALOGS, coverage } from '../../src/i18n/catalogs/index.js';
+import { coverage, loadCatalog, type Catalog } from '../../src/i18n/catalogs/index.js';
 import en_US, { type MessageKey } from '../../src/i18n/catalogs/en_US.js';
 import { bcp47, LOCALES, type Locale } from '../../src/i18n/locales.js';
 import { translator } from '../../src/i18n/translator.js';
 import { html } from '../../src/web/html.js';
 
 const EN_KEYS = Object.keys(en_US) as MessageKey[];
+/** Every locale's catalog (the server imports each on first use). */
+const CATALOGS = Object.fromEntries(await Promise.all(LOCALES.map(async (l) => [l, await loadCatalog(l)] as const))) as Record<Locale, Catalog>;
 
 /** The keys a locale promises (all of English, or its audience namespaces). */
 function promised(locale: Locale): MessageKey[] {
@@ -83,7 +85,7 @@ describe('message catalogs', () => {
     if (locale !== 'en_US') {
       test(`${locale}: translations are not English copies`, () => {
         // A word may be the same in two languages ("Name", "admin"); a copied catalog is not.
-        const copies = Object.entries(CATALOGS[locale]).filter(([k, v]) => v === en_US[k as MessageKey] && /[a-z]{3,}/i.test(v.replace(/\{[^}]*\}|OpenAlerts/g, '')));
+        const copies = (Object.entries(CATALOGS[locale]) as Array<[string, string]>).filter(([k, v]) => v === en_US[k as MessageKey] && /[a-z]{3,}/i.test(v.replace(/\{[^}]*\}|OpenAlerts/g, '')));
         assert.ok(copies.length <= 3, `${locale}: ${copies.length} messages are the English text: ${copies.map(([k]) => k).join(', ')}`);
       });
     }
@@ -91,24 +93,24 @@ describe('message catalogs', () => {
 });
 
 describe('translator', () => {
-  test('Russian plurals, money and dates through Intl', () => {
-    const ru = translator('ru_RU');
+  test('Russian plurals, money and dates through Intl', async () => {
+    const ru = await translator('ru_RU');
     assert.deepEqual([1, 2, 5, 21, 112].map((count) => ru.t('widget.poll_count', { count })), ['1 донат', '2 доната', '5 донатов', '21 донат', '112 донатов']);
     assert.equal(ru.money(123450, 'RUB'), '1\u00a0234,50\u00a0₽');
-    assert.equal(translator('en_US').money(123450, 'USD'), '$1,234.50');
+    assert.equal((await translator('en_US')).money(123450, 'USD'), '$1,234.50');
     assert.match(ru.dateTime(Date.UTC(2026, 0, 5, 10, 30)), /5 янв\. 2026 г\., 10:30/);
   });
 
-  test('a key a locale lacks is shown in English, per string', () => {
-    const de = translator('de_DE');
+  test('a key a locale lacks is shown in English, per string', async () => {
+    const de = await translator('de_DE');
     assert.equal(de.t('donor.submit'), 'Spenden');
     assert.equal(de.t('nav.overview'), en_US['nav.overview']);
   });
 
-  test('no message renders as its key, and text from a catalog is always escaped', () => {
+  test('no message renders as its key, and text from a catalog is always escaped', async () => {
     const strong = (chunks: unknown) => html`<strong>${chunks as string}</strong>`;
     for (const locale of LOCALES) {
-      const t = translator(locale);
+      const t = await translator(locale);
       for (const key of EN_KEYS) {
         const english = shape(en_US[key], 'en_US');
         const values: Record<string, any> = {};

@@ -91,31 +91,31 @@ describe('error messages: one catalog for the API and the pages', () => {
         assert.equal(invalid.statusCode, 400);
         assert.deepEqual(invalid.json(), { message: expected, errors: { field: [expected] } }, code);
         // …and a Russian page says the same code in Russian.
-        assert.equal(fieldErrorTexts(translator('ru_RU'), ValidationError.field('field', current)).field![0], translator('ru_RU').t(code, params as Record<string, string | number>), code);
+        assert.equal(fieldErrorTexts((await translator('ru_RU')), ValidationError.field('field', current)).field![0], (await translator('ru_RU')).t(code, params as Record<string, string | number>), code);
       }
     } finally {
       await app.close();
     }
   });
 
-  test('numbers in API texts stay as the API always wrote them (no grouping)', () => {
+  test('numbers in API texts stay as the API always wrote them (no grouping)', async () => {
     assert.equal(englishText(msg('err.field.max_chars', { field: 'message', max: 10000 })), 'The message field must not be greater than 10000 characters.');
     assert.equal(englishText(msg('err.field.type', { field: 'amount', type: 'object' })), 'The amount field must be a object.');
     assert.equal(englishText(msg('err.field.type', { field: 'ids', type: 'array' })), 'The ids field must be an array.');
     // A label given as a message is said in the reader's language; in English it is the API's word.
     const amount = msg('err.amount.decimals', { label: msg('err.label.goal_amount') });
     assert.equal(englishText(amount), 'The goal_amount must have at most two decimal places.');
-    assert.equal(fieldErrorTexts(translator('ru_RU'), ValidationError.field('goal_amount', amount)).goal_amount![0], 'В поле «нужная сумма» не больше двух знаков после запятой.');
+    assert.equal(fieldErrorTexts((await translator('ru_RU')), ValidationError.field('goal_amount', amount)).goal_amount![0], 'В поле «нужная сумма» не больше двух знаков после запятой.');
     // A locale without its own translation of a code says it in English, per string.
-    assert.equal(fieldErrorTexts(translator('de_DE'), ValidationError.field('goal_amount', amount)).goal_amount![0], englishText(amount));
+    assert.equal(fieldErrorTexts((await translator('de_DE')), ValidationError.field('goal_amount', amount)).goal_amount![0], englishText(amount));
   });
 
   test('an error page says a service’s message in the page’s language, else explains the status', async () => {
     const goal = new NotFoundError(msg('err.goal.not_found'));
-    const ru = serverErrorPage(404, goal.message, translator('ru_RU'), goal.detail);
+    const ru = serverErrorPage(404, goal.message, (await translator('ru_RU')), goal.detail);
     assert.match(ru, /Такой цели нет\./);
     assert.doesNotMatch(ru, /This goal does not exist/);
-    const de = serverErrorPage(404, goal.message, translator('de_DE'), goal.detail);
+    const de = serverErrorPage(404, goal.message, (await translator('de_DE')), goal.detail);
     assert.match(de, /This goal does not exist\./, 'German has no translation of it: the English details');
   });
 
@@ -177,6 +177,7 @@ describe('error messages: real API errors answer the English catalog text', () =
   });
 
   test('409 and 404 from services keep their English texts', async () => {
+    const ru = await translator('ru_RU');
     const { createGoal } = await import('../../src/modules/goals/goals.service.js');
     const { MAX_ACTIVE_GOALS } = await import('../../src/domain/goal.js');
     for (let i = 0; i < MAX_ACTIVE_GOALS; i++) await createGoal(f.t.database.db, f.userId, { title: `Goal ${i}`, goalAmount: '10' });
@@ -184,7 +185,7 @@ describe('error messages: real API errors answer the English catalog text', () =
       assert.ok(err instanceof ConflictError);
       assert.equal(err.message, `You already run ${MAX_ACTIVE_GOALS} goals; close one before starting another.`);
       assert.equal(err.detail.code, 'err.goal.too_many');
-      assert.match(translator('ru_RU').t(err.detail.code, err.detail.params as Record<string, number>), /^У вас уже \d+ активн/);
+      assert.match(ru.t(err.detail.code, err.detail.params as Record<string, number>), /^У вас уже \d+ активн/);
       return true;
     });
   });

@@ -1,31 +1,53 @@
 import type { Locale } from '../locales.js';
-import be_BY from './be_BY.js';
-import de_DE from './de_DE.js';
 import en_US, { type MessageKey } from './en_US.js';
-import es_ES from './es_ES.js';
-import es_US from './es_US.js';
-import et_EE from './et_EE.js';
-import fr_FR from './fr_FR.js';
-import he_HE from './he_HE.js';
-import it_IT from './it_IT.js';
-import ka_GE from './ka_GE.js';
-import kk_KZ from './kk_KZ.js';
-import ko_KR from './ko_KR.js';
-import lv_LV from './lv_LV.js';
-import pl_PL from './pl_PL.js';
-import pt_BR from './pt_BR.js';
-import ru_RU from './ru_RU.js';
-import sv_SE from './sv_SE.js';
-import tr_TR from './tr_TR.js';
-import uk_UA from './uk_UA.js';
-import zh_CN from './zh_CN.js';
 
 /** A locale's messages; a key it lacks is shown in English. */
 export type Catalog = Partial<Record<MessageKey, string>>;
 
-export const CATALOGS: Record<Locale, Catalog> = {
-  be_BY, de_DE, en_US, es_ES, es_US, et_EE, fr_FR, he_HE, it_IT, ka_GE, kk_KZ, ko_KR, lv_LV, pl_PL, pt_BR, ru_RU, sv_SE, tr_TR, uk_UA, zh_CN,
+/**
+ * The other locales' catalogs, each imported the first time something needs its language
+ * (loadCatalog: the pages' language hook, a widget in its streamer's language): English is what a
+ * start and the API need, and a server sees a few of the twenty languages, not all of them.
+ */
+const IMPORTS: Record<Exclude<Locale, 'en_US'>, () => Promise<{ default: Catalog }>> = {
+  be_BY: () => import('./be_BY.js'),
+  de_DE: () => import('./de_DE.js'),
+  es_ES: () => import('./es_ES.js'),
+  es_US: () => import('./es_US.js'),
+  et_EE: () => import('./et_EE.js'),
+  fr_FR: () => import('./fr_FR.js'),
+  he_HE: () => import('./he_HE.js'),
+  it_IT: () => import('./it_IT.js'),
+  ka_GE: () => import('./ka_GE.js'),
+  kk_KZ: () => import('./kk_KZ.js'),
+  ko_KR: () => import('./ko_KR.js'),
+  lv_LV: () => import('./lv_LV.js'),
+  pl_PL: () => import('./pl_PL.js'),
+  pt_BR: () => import('./pt_BR.js'),
+  ru_RU: () => import('./ru_RU.js'),
+  sv_SE: () => import('./sv_SE.js'),
+  tr_TR: () => import('./tr_TR.js'),
+  uk_UA: () => import('./uk_UA.js'),
+  zh_CN: () => import('./zh_CN.js'),
 };
+
+const loaded = new Map<Locale, Promise<Catalog>>([['en_US', Promise.resolve(en_US)]]);
+
+/** The locale's catalog, imported once (a failed import is tried again by the next call). */
+export function loadCatalog(locale: Locale): Promise<Catalog> {
+  let catalog = loaded.get(locale);
+  if (!catalog) {
+    catalog = IMPORTS[locale as Exclude<Locale, 'en_US'>]().then(
+      (m) => m.default,
+      (err) => {
+        loaded.delete(locale);
+        throw err;
+      },
+    );
+    loaded.set(locale, catalog);
+  }
+  return catalog;
+}
 
 /**
  * What each locale promises to translate (the catalog test holds every locale to it): all of

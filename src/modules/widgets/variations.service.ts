@@ -323,7 +323,7 @@ export async function deleteVariation(db: Kysely<DB>, userId: number, id: number
  * Names and templates are the catalog's, in the streamer's language.
  */
 export async function insertDefaultVariations(tx: Kysely<DB>, userId: number, language: string): Promise<void> {
-  const t = translator(localeOr(language));
+  const t = await translator(localeOr(language));
   const keep = { username: '{username}', money: '{money}', header: '{header}', bought_amount: '{bought_amount}' };
   const texts = {
     donation: { name: t.t('widgets.type.donation'), template: t.t('widget.template.donation', keep) },

@@ -120,7 +120,7 @@ export async function authorizeGet(request: FastifyRequest, reply: FastifyReply)
   return reply
     .header('cache-control', 'no-store')
     .type('text/html; charset=utf-8')
-    .send(consentPage({ user, csrf, clientName: ctx.client!.name, clientId: ctx.client!.id, redirectUri: ctx.redirectUri!, scopes: ctx.scopes, fields: requestFields(ctx) }));
+    .send(consentPage({ user, csrf, clientName: ctx.client!.name, clientId: ctx.client!.id, redirectUri: ctx.redirectUri!, scopes: ctx.scopes, fields: requestFields(ctx) }, pageTranslator(request)));
 }
 
 /** POST /oauth/authorize: the consent form (CSRF-checked by the route's preHandler). */

@@ -1,9 +1,8 @@
 import type { UserRow } from '../../modules/accounts/accounts.table.js';
 import { SCOPES, isScope } from '../../oauth/scopes.js';
 import { html } from '../html.js';
-import { localeOr } from '../../i18n/locales.js';
 import { renderMessage, type Message } from '../../i18n/messages.js';
-import { english, translator, type Translator } from '../../i18n/translator.js';
+import { english, type Translator } from '../../i18n/translator.js';
 import { page } from '../layout.js';
 
 export interface ConsentView {
@@ -36,9 +35,8 @@ export function scopeText(t: Translator, scope: string): string {
   return isScope(scope) && t.has(key) ? t.t(key) : isScope(scope) ? SCOPES[scope] : scope;
 }
 
-/** In the logged-in user's language (their profile setting). */
-export function consentPage(view: ConsentView): string {
-  const t = translator(localeOr(view.user.language));
+/** In the logged-in user's language (their profile setting: the page's language, `t`). */
+export function consentPage(view: ConsentView, t: Translator): string {
   const strong = (chunks: unknown) => html`<strong>${chunks as string}</strong>`;
   const body = html`<section class="card narrow consent">
 <h1>${t.rich('consent.heading', { app: view.clientName, name: (chunks) => html`<span class="app-name">${chunks}</span>` })}</h1>

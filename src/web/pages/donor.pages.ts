@@ -289,7 +289,7 @@ export async function donorPages(app: FastifyInstance): Promise<void> {
   };
 
   app.get<{ Params: { code: string } }>('/r/:code', async (request, reply) => {
-    const t = donorTranslator(request, reply);
+    const t = await donorTranslator(request, reply);
     const streamer = await findStreamer(request.params.code);
     if (!streamer) return notFound(t, reply);
     const offer = await offerOf(streamer);
@@ -300,7 +300,7 @@ export async function donorPages(app: FastifyInstance): Promise<void> {
   app.post<{ Params: { code: string } }>('/r/:code', async (request, reply) => {
     // The form says which language it was shown in (a switcher choice survives without cookies).
     const shownIn = (request.body as Record<string, unknown> | undefined)?.lang;
-    const t = isLocale(shownIn) ? translator(shownIn) : translator(visitorLocale(request));
+    const t = await translator(isLocale(shownIn) ? shownIn : visitorLocale(request));
     const streamer = await findStreamer(request.params.code);
     if (!streamer) return notFound(t, reply);
     const f = readForm(request.body);
@@ -377,7 +377,7 @@ export async function donorPages(app: FastifyInstance): Promise<void> {
   // The page refreshes itself (no script needed) until the provider's notification has recorded
   // the donation, then sends the donor on to the thanks page.
   app.get<{ Params: { code: string; ref: string } }>('/r/:code/paid/:ref', async (request, reply) => {
-    const t = donorTranslator(request, reply);
+    const t = await donorTranslator(request, reply);
     const streamer = await findStreamer(request.params.code);
     const pending = streamer && /^[A-Za-z0-9_-]{16,64}$/.test(request.params.ref) ? await pendingDonation(db, request.params.ref) : undefined;
     if (!streamer || !pending || pending.user_id !== streamer.id) return notFound(t, reply);
@@ -397,7 +397,7 @@ export async function donorPages(app: FastifyInstance): Promise<void> {
   });
 
   app.get<{ Params: { code: string; id: string }; Querystring: { t?: string } }>('/r/:code/thanks/:id', async (request, reply) => {
-    const t = donorTranslator(request, reply);
+    const t = await donorTranslator(request, reply);
     const streamer = await findStreamer(request.params.code);
     const id = /^[1-9]\d{0,14}$/.test(request.params.id) ? Number(request.params.id) : 0;
     const tag = typeof request.query.t === 'string' ? request.query.t : '';

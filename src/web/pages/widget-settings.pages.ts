@@ -348,7 +348,7 @@ ${variationRows(t, variations.filter((v) => v.type === type), csrf, user.currenc
   app.get('/dashboard/widgets/preview', async (request, reply) => {
     const user = request.sessionUser!;
     const query = request.query as Record<string, unknown>;
-    const streamerT = translator(localeOr(user.language));
+    const streamerT = await translator(localeOr(user.language));
     let variation: VariationView;
     if (query.variation !== undefined) variation = await getVariation(db, user.id, idOf(query.variation));
     else {

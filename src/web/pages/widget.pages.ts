@@ -37,7 +37,7 @@ const COMMON_SCRIPTS = ['/static/vendor/centrifuge.js', '/static/common.js', '/s
 export const PREVIEW_SCRIPTS = ['/static/common.js', '/static/widget-common.js', '/static/widget-alerts.js'];
 
 /** The streamer's language: a widget speaks it whatever the language of the machine running OBS. */
-const streamerTranslator = (user: UserRow): Translator => translator(localeOr(user.language));
+const streamerTranslator = (user: UserRow): Promise<Translator> => translator(localeOr(user.language));
 
 /**
  * A widget page in the streamer's language (`lang`, `dir`, and its messages for the scripts).
@@ -80,7 +80,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
   const pageUser = async (request: FastifyRequest, reply: FastifyReply): Promise<UserRow | null> => {
     const user = await userForWidgetToken(db, queryToken(request));
     if (!user) {
-      const t = translator(visitorLocale(request));
+      const t = await translator(visitorLocale(request));
       privateReply(reply).status(404).type('text/html; charset=utf-8').send(errorPage(404, t.t('widget.invalid_link'), t));
       return null;
     }
@@ -124,7 +124,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
       tokenCheckMs: WIDGET_TOKEN_CHECK_MS,
     };
     return privateReply(reply).type('text/html; charset=utf-8').send(
-      widgetDocument(streamerTranslator(user), 'alerts', config, [...COMMON_SCRIPTS, '/static/widget-alerts.js']),
+      widgetDocument(await streamerTranslator(user), 'alerts', config, [...COMMON_SCRIPTS, '/static/widget-alerts.js']),
     );
   });
 
@@ -136,7 +136,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
     const channel = goalChannel(user.id);
     const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], goalId: pinned, goal, tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
     return privateReply(reply).type('text/html; charset=utf-8').send(
-      widgetDocument(streamerTranslator(user), 'goal', config, [...COMMON_SCRIPTS, '/static/widget-goal.js']),
+      widgetDocument(await streamerTranslator(user), 'goal', config, [...COMMON_SCRIPTS, '/static/widget-goal.js']),
     );
   });
 
@@ -147,7 +147,7 @@ export async function widgetPages(app: FastifyInstance): Promise<void> {
     const channel = pollChannel(user.id);
     const config = { token: queryToken(request), connectionToken: realtime.connection_token, channel, channelToken: realtime.channels[channel], poll: poll && publicPoll(poll), tokenCheckMs: WIDGET_TOKEN_CHECK_MS };
     return privateReply(reply).type('text/html; charset=utf-8').send(
-      widgetDocument(streamerTranslator(user), 'poll', config, [...COMMON_SCRIPTS, '/static/widget-poll.js']),
+      widgetDocument(await streamerTranslator(user), 'poll', config, [...COMMON_SCRIPTS, '/static/widget-poll.js']),
     );
   });
 
