@@ -90,7 +90,7 @@ async function server(): Promise<void> {
           checkpointer = null;
         } else if (request.params.where === 'thread' && !checkpointer && WalCheckpointer && app.ctx.config.database.dialect === 'sqlite') {
           checkpointer = new WalCheckpointer(app.ctx.database);
-          checkpointer.start(0);
+          checkpointer.start(0, 0);
           while (!checkpointer.running) await new Promise((r) => setTimeout(r, 10));
           // Its 'ready' (and with it the backstop threshold on the requests' connection) follows at once.
           await new Promise((r) => setTimeout(r, 200));

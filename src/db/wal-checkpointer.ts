@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { workerEntry } from '../worker-entry.js';
@@ -19,6 +20,14 @@ const EVERY_MS = 200;
 const RESTART_FRAMES = 1000;
 /** After the app is ready: a starting server answers its first requests first (as hourly-job.ts). */
 const START_DELAY_MS = 1000;
+/**
+ * The thread starts once the WAL file has grown this far (a quarter of SQLite's default threshold,
+ * so the app's connection never reaches that threshold first): a thread costs some 10 MiB of
+ * memory, which a server that writes little (an idle one, a small streamer's) need not pay.
+ */
+export const WAKE_WAL_BYTES = 1024 * 1024;
+/** How often the WAL file's size is looked at until then (a stat; the thread then takes over). */
+const WATCH_MS = 500;
 
 /** What the thread starts with. */
 export interface CheckpointerThreadData {
@@ -85,8 +94,8 @@ export class WalCheckpointer {
     return this.#worker !== null;
   }
 
-  /** Starts the thread `delayMs` from now. */
-  start(delayMs = START_DELAY_MS): void {
+  /** From `delayMs` on, starts the thread as soon as the WAL file holds `wakeAtBytes` (0: at once). */
+  start(delayMs = START_DELAY_MS, wakeAtBytes = WAKE_WAL_BYTES): void {
     const { config, threadLock } = this.#database;
     if (config.dialect !== 'sqlite' || !threadLock || this.#stopped || this.#timer || this.#worker) return;
     const data: CheckpointerThreadData = {
@@ -96,12 +105,26 @@ export class WalCheckpointer {
       restartFrames: RESTART_FRAMES,
       stats: this.#stats.buffer as SharedArrayBuffer,
     };
-    this.#timer = setTimeout(() => this.#spawn(data), delayMs);
+    this.#timer = setTimeout(() => this.#watch(data, wakeAtBytes), delayMs);
+    this.#timer.unref();
+  }
+
+  /** Starts the thread once the WAL file (written by this process or any other) has grown to `wakeAtBytes`. */
+  #watch(data: CheckpointerThreadData, wakeAtBytes: number): void {
+    this.#timer = null;
+    if (this.#stopped) return;
+    let size = 0;
+    try {
+      size = fs.statSync(`${data.file}-wal`).size;
+    } catch {
+      // No WAL file yet: nothing written since the last connection closed.
+    }
+    if (size >= wakeAtBytes) return this.#spawn(data);
+    this.#timer = setTimeout(() => this.#watch(data, wakeAtBytes), WATCH_MS);
     this.#timer.unref();
   }
 
   #spawn(data: CheckpointerThreadData): void {
-    this.#timer = null;
     // Its own chunk in the build (scripts/build.js).
     const [entry, options] = workerEntry(import.meta.url, './wal-checkpointer.worker.ts', '../chunks/wal-checkpointer.worker.js');
     const worker = new Worker(entry, { ...options, workerData: data });

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { createDatabase } from '../../src/db/database.js';
-import { BACKSTOP_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../../src/db/wal-checkpointer.js';
+import { BACKSTOP_AUTOCHECKPOINT_PAGES, WAKE_WAL_BYTES, WalCheckpointer } from '../../src/db/wal-checkpointer.js';
 import { tempDir } from '../helper.js';
 import { until } from '../wait.js';
 
@@ -24,7 +24,7 @@ test("the thread checkpoints the app's commits: the database file fills, the WAL
   try {
     await sql`create table t (id integer primary key, b blob)`.execute(database.db);
     assert.equal(await autocheckpoint(database), 1000, "SQLite's default before the thread runs");
-    checkpointer.start(0);
+    checkpointer.start(0, 0);
     await until(async () => (await autocheckpoint(database)) === BACKSTOP_AUTOCHECKPOINT_PAGES, 10_000, 'the backstop threshold');
     const fileBefore = fs.statSync(file).size;
     // ~2 pages a commit: 1,200 commits write some 2,400 frames, well below the app's 8,000.
@@ -52,7 +52,7 @@ test("the last pass waits for this process's writer holding the threads' write l
   const checkpointer = new WalCheckpointer(database);
   try {
     await sql`create table t (id integer primary key, b blob)`.execute(database.db);
-    checkpointer.start(0);
+    checkpointer.start(0, 0);
     await until(async () => (await autocheckpoint(database)) === BACKSTOP_AUTOCHECKPOINT_PAGES, 10_000, 'the thread');
     // This side holds the lock; another connection (outside the process's lock, as another
     // process would be) takes the WAL past the 1,000-frame mark meanwhile.
@@ -68,6 +68,28 @@ test("the last pass waits for this process's writer holding the threads' write l
     assert.equal(checkpointer.stats.lockedPasses, 0, 'no pass under the lock while this side holds it');
     database.threadLock!.release();
     await until(() => checkpointer.stats.lockedPasses >= 1, 10_000, 'the locked pass after the release');
+  } finally {
+    await checkpointer.stop();
+    await database.close();
+  }
+});
+
+test('the thread starts only once the WAL file has grown to the wake-up size: a server that writes little has none', async () => {
+  const file = path.join(tempDir(), 'wal-wake.sqlite');
+  const database = createDatabase({ dialect: 'sqlite', file });
+  const checkpointer = new WalCheckpointer(database);
+  try {
+    await sql`create table t (id integer primary key, b blob)`.execute(database.db);
+    checkpointer.start(0);
+    await write(database, 10);
+    // Several looks at the WAL's size (every 500 ms) go by: about 80 kB, far below the wake-up size.
+    await new Promise((r) => setTimeout(r, 1200));
+    assert.equal(checkpointer.running, false, 'no thread for a small WAL');
+    assert.equal(await autocheckpoint(database), 1000, "SQLite's own threshold meanwhile");
+    // ~2 pages a commit: 200 commits take the WAL past 1 MiB.
+    await write(database, 200);
+    assert.ok(fs.statSync(`${file}-wal`).size >= WAKE_WAL_BYTES);
+    await until(async () => checkpointer.running && (await autocheckpoint(database)) === BACKSTOP_AUTOCHECKPOINT_PAGES, 10_000, 'the thread, once the WAL has grown');
   } finally {
     await checkpointer.stop();
     await database.close();
