@@ -283,17 +283,23 @@ export class OutboxRelay {
     await this.#handedOver;
     const handedOver = this.#unmarked;
     if (handedOver.events.length === 0) return;
+    await this.#writeTransaction(db, () => this.#markPublished(db, handedOver));
+    this.#unmarked = new Batch();
+  }
+
+  /** `work` in one write transaction of the relay's connection; if it fails, the next round reads the outbox again. */
+  async #writeTransaction<T>(db: Kysely<DB>, work: () => Promise<T>): Promise<T> {
     await db.executeQuery(BEGIN_IMMEDIATE);
     try {
-      await this.#markPublished(db, handedOver);
+      const result = await work();
       await db.executeQuery(COMMIT);
+      return result;
     } catch (err) {
       await db.executeQuery(ROLLBACK).catch(() => {});
       this.#known = null;
       this.#mustRead = true;
       throw err;
     }
-    this.#unmarked = new Batch();
   }
 
   /**
@@ -301,10 +307,9 @@ export class OutboxRelay {
    * batch, every row up to the outbox's last id is accounted for (`#known`).
    */
   async #readAndPublish(db: Kysely<DB>): Promise<number> {
-    await db.executeQuery(BEGIN_IMMEDIATE);
     const batch = new Batch();
-    let failure: { error: unknown } | null = null;
-    try {
+    const failure = await this.#writeTransaction(db, async () => {
+      let failure: { error: unknown } | null = null;
       this.#mustRead = false;
       const now = Date.now();
       this.#lastRead = now;
@@ -319,13 +324,8 @@ export class OutboxRelay {
       }
       this.#publisher.flush?.();
       await this.#markPublished(db, batch);
-      await db.executeQuery(COMMIT);
-    } catch (err) {
-      await db.executeQuery(ROLLBACK).catch(() => {});
-      this.#known = null;
-      this.#mustRead = true;
-      throw err;
-    }
+      return failure;
+    });
     if (failure) throw failure.error;
     return batch.events.length;
   }
