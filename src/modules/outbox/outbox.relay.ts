@@ -351,8 +351,8 @@ export class OutboxRelay {
   /**
    * PostgreSQL: one transaction per batch, begun and committed as plain statements on one pooled
    * connection so that our own commit does not wake the relay again (only transactions run through
-   * Kysely signal commits). Four round trips: BEGIN, lock + read (`lockAndReadPending`), the marks,
-   * COMMIT — which does not wait for its WAL flush (the marks may be lost in a crash, and then the
+   * Kysely signal commits). Five round trips: BEGIN, the lock, the read after it (`lockAndReadPending`),
+   * the marks, COMMIT — which does not wait for its WAL flush (the marks may be lost in a crash, and then the
    * rows are published again, as at-least-once allows).
    */
   async #roundPostgres(): Promise<number> {

@@ -243,28 +243,29 @@ export async function duePending(db: Kysely<DB>, now: number, staleBefore: numbe
 const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
 
 /**
- * PostgreSQL, in one statement (a relay round is on every event's path, so each round trip counts):
- * takes the drainer's transaction-scoped advisory lock if no other node holds it — keyed by schema
- * too, so deployments sharing one PostgreSQL server never wait for each other — and, holding it,
- * reads the next `limit` unpublished rows that are due at `now`, oldest first. Empty when another
- * node holds the lock (it takes these rows) or nothing is due.
+ * PostgreSQL: takes the drainer's transaction-scoped advisory lock if no other node holds it —
+ * keyed by schema too, so deployments sharing one PostgreSQL server never wait for each other —
+ * and, holding it, reads the next `limit` unpublished rows that are due at `now`, oldest first.
+ * Empty when another node holds the lock (it takes these rows) or nothing is due.
  *
- * It also turns `synchronous_commit` off for the rest of the transaction: the round's COMMIT then
- * returns without waiting for its WAL flush, so the next round (and the next commit's events)
- * never waits on it. Losing those published marks in a crash only publishes the rows again, which
- * the relay allows anyway (at least once; the broker drops a repeat by the event's id).
+ * Two statements, not one: a statement reads from the snapshot taken when it starts, so a read in
+ * the statement that takes the lock could predate the commit of the relay that just released it,
+ * and publish again the rows that relay marked (seen under load: 25 rows of 300 published twice).
+ * The read after the lock sees every mark committed before it.
+ *
+ * The first also turns `synchronous_commit` off for the rest of the transaction: the round's
+ * COMMIT then returns without waiting for its WAL flush, so the next round (and the next commit's
+ * events) never waits on it. Losing those published marks in a crash only publishes the rows
+ * again, which the relay allows anyway (at least once; the broker drops a repeat by the event's id).
  */
 export async function lockAndReadPending(tx: Kysely<DB>, limit: number, now: number): Promise<PendingEvent[]> {
+  const lock = await sql<{ locked: boolean }>`
+    select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked, set_config('synchronous_commit', 'off', true)`.execute(tx);
+  if (!lock.rows[0]?.locked) return [];
   const rows = await sql<PendingEvent>`
-    select o.id, o.type, o.channels, o.payload, o.created_at, o.not_before
-    from (
-      select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked, set_config('synchronous_commit', 'off', true)
-    ) as l
-    cross join lateral (
-      select id, type, channels, payload, created_at, not_before from outbox
-      where l.locked and published_at is null and (not_before is null or not_before <= ${now})
-      order by id limit ${limit}
-    ) as o`.execute(tx);
+    select id, type, channels, payload, created_at, not_before from outbox
+    where published_at is null and (not_before is null or not_before <= ${now})
+    order by id limit ${limit}`.execute(tx);
   return rows.rows;
 }
 
