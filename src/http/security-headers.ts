@@ -101,8 +101,9 @@ export async function registerSecurityHeaders(app: FastifyInstance): Promise<voi
     const own = request.routeOptions.config.helmet;
     let writes = baseWrites;
     if (own) {
-      writes = routeWrites.get(own) ?? headerWrites({ ...base, ...own } as HelmetOptions);
-      routeWrites.set(own, writes);
+      let known = routeWrites.get(own);
+      if (!known) routeWrites.set(own, (known = headerWrites({ ...base, ...own } as HelmetOptions)));
+      writes = known;
     }
     const res = reply.raw;
     for (const [name, value] of writes) {

@@ -12,17 +12,23 @@ import { until } from '../wait.js';
 const autocheckpoint = async (database: ReturnType<typeof createDatabase>) =>
   (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(database.db)).rows[0]!.wal_autocheckpoint;
 
+/** A SQLite file with a table `t` of blobs, and a checkpointer for it (not started). */
+async function walDatabase(name: string) {
+  const file = path.join(tempDir(), name);
+  const database = createDatabase({ dialect: 'sqlite', file });
+  const checkpointer = new WalCheckpointer(database);
+  await sql`create table t (id integer primary key, b blob)`.execute(database.db);
+  return { file, database, checkpointer };
+}
+
 /** Pages written through `database` in commits of one 4 KiB row each (a page and more apiece). */
 async function write(database: ReturnType<typeof createDatabase>, commits: number): Promise<void> {
   for (let i = 0; i < commits; i++) await database.db.transaction().execute((tx) => sql`insert into t (b) values (randomblob(4000))`.execute(tx));
 }
 
 test("the thread checkpoints the app's commits: the database file fills, the WAL starts over, the app's own threshold is only a backstop", async () => {
-  const file = path.join(tempDir(), 'wal.sqlite');
-  const database = createDatabase({ dialect: 'sqlite', file });
-  const checkpointer = new WalCheckpointer(database);
+  const { file, database, checkpointer } = await walDatabase('wal.sqlite');
   try {
-    await sql`create table t (id integer primary key, b blob)`.execute(database.db);
     assert.equal(await autocheckpoint(database), 1000, "SQLite's default before the thread runs");
     checkpointer.start(0, 0);
     await until(async () => (await autocheckpoint(database)) === BACKSTOP_AUTOCHECKPOINT_PAGES, 10_000, 'the backstop threshold');
@@ -47,11 +53,8 @@ test("the thread checkpoints the app's commits: the database file fills, the WAL
 });
 
 test("the last pass waits for this process's writer holding the threads' write lock, and runs once it is free", async () => {
-  const file = path.join(tempDir(), 'wal-lock.sqlite');
-  const database = createDatabase({ dialect: 'sqlite', file });
-  const checkpointer = new WalCheckpointer(database);
+  const { file, database, checkpointer } = await walDatabase('wal-lock.sqlite');
   try {
-    await sql`create table t (id integer primary key, b blob)`.execute(database.db);
     checkpointer.start(0, 0);
     await until(async () => (await autocheckpoint(database)) === BACKSTOP_AUTOCHECKPOINT_PAGES, 10_000, 'the thread');
     // This side holds the lock; another connection (outside the process's lock, as another
@@ -75,11 +78,8 @@ test("the last pass waits for this process's writer holding the threads' write l
 });
 
 test('the thread starts only once the WAL file has grown to the wake-up size: a server that writes little has none', async () => {
-  const file = path.join(tempDir(), 'wal-wake.sqlite');
-  const database = createDatabase({ dialect: 'sqlite', file });
-  const checkpointer = new WalCheckpointer(database);
+  const { file, database, checkpointer } = await walDatabase('wal-wake.sqlite');
   try {
-    await sql`create table t (id integer primary key, b blob)`.execute(database.db);
     checkpointer.start(0);
     await write(database, 10);
     // Several looks at the WAL's size (every 500 ms) go by: about 80 kB, far below the wake-up size.
