@@ -314,7 +314,8 @@ export async function deliveriesOf(db: Kysely<DB>, subscriptionId: number, limit
 /**
  * One page of a subscription's deliveries, newest first, optionally in one state, with the total.
  * The rows and the total come from one statement (a window count), so a delivery the dispatcher
- * records meanwhile cannot make them disagree; only a page past the end counts on its own.
+ * records meanwhile cannot make them disagree. An empty first page is that same read saying there
+ * are none; only a page past the end has to count on its own, and it has no rows to disagree with.
  */
 export async function deliveryPage(db: Kysely<DB>, subscriptionId: number, status: DeliveryRow['status'] | null, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
   let query = db.selectFrom('webhook_deliveries').where('subscription_id', '=', subscriptionId);
@@ -327,6 +328,7 @@ export async function deliveryPage(db: Kysely<DB>, subscriptionId: number, statu
     .offset(offset)
     .execute();
   if (found.length === 0) {
+    if (offset === 0) return { rows: [], total: 0 };
     const count = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
     return { rows: [], total: Number(count.n) };
   }
