@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type DatabaseConnection, type LogEvent, type PostgresPool, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type LogEvent, type PostgresPool, type Transaction } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import { statementName } from './named-statements.js';
@@ -72,9 +72,7 @@ const NO_NOTES: readonly object[] = Object.freeze([]);
  * reading them back. Outside a transaction it does nothing.
  */
 export async function noteOnCommit(tx: Kysely<DB>, note: object): Promise<void> {
-  if (!tx.isTransaction) return;
-  // A transaction's executor provides the one connection it runs on.
-  await tx.getExecutor().provideConnection(async (connection) => {
+  await onConnection(tx, (connection) => {
     const notes = transactionNotes.get(connection);
     if (notes) notes.push(note);
     else transactionNotes.set(connection, [note]);
@@ -126,43 +124,54 @@ function signallingDialect<D extends SqliteDialect | PostgresDialect>(dialect: D
 }
 
 /**
- * Keeps a connection's notes true to savepoints (sales' group commit rolls a failed job back to
- * its own): a rollback to a savepoint drops the notes left after it, as it drops that work.
+ * Savepoints that the notes of their transaction follow (sales' group commit rolls a failed job
+ * back to its own): a rollback to a savepoint drops the notes left after it, as it drops that
+ * work. Code that opens savepoints does so through these three, so the notes know without any
+ * statement's text being read; a savepoint opened by raw SQL is invisible to them.
  */
-function notesFollowSavepoints(connection: DatabaseConnection): void {
-  const execute = connection.executeQuery.bind(connection);
-  connection.executeQuery = (async (query: CompiledQuery) => {
-    const result = await execute(query);
-    const text = query.sql;
-    // Most statements: one character compared.
-    const first = text.charCodeAt(text.search(/\S/)) | 0x20;
-    if (first !== 0x73 /* s */ && first !== 0x72 /* r */) return result;
-    const marks = savepointMarks.get(connection) ?? [];
-    const latest = (name: string): number => {
-      for (let i = marks.length - 1; i >= 0; i--) if (marks[i]!.name === name.toLowerCase()) return i;
-      return -1;
-    };
-    let m: RegExpExecArray | null;
-    if ((m = SAVEPOINT.exec(text))) {
-      marks.push({ name: m[2]!.toLowerCase(), notes: transactionNotes.get(connection)?.length ?? 0 });
-      savepointMarks.set(connection, marks);
-    } else if ((m = ROLLBACK_TO.exec(text))) {
-      const at = latest(m[2]!);
-      if (at >= 0) {
-        // The savepoint stays (a rollback to it does not release it); those after it are gone.
-        marks.length = at + 1;
-        transactionNotes.get(connection)?.splice(marks[at]!.notes);
-      }
-    } else if ((m = RELEASE.exec(text))) {
-      const at = latest(m[2]!);
-      if (at >= 0) marks.length = at;
-    }
-    return result;
-  }) as DatabaseConnection['executeQuery'];
+export async function savepoint(tx: Kysely<DB>, name: string): Promise<void> {
+  await sql`savepoint ${sql.id(name)}`.execute(tx);
+  await onConnection(tx, (connection) => {
+    const marks = savepointMarks.get(connection);
+    const mark = { name, notes: transactionNotes.get(connection)?.length ?? 0 };
+    if (marks) marks.push(mark);
+    else savepointMarks.set(connection, [mark]);
+  });
 }
-const SAVEPOINT = /^\s*savepoint\s+("?)(\w+)\1\s*;?\s*$/i;
-const ROLLBACK_TO = /^\s*rollback\s+(?:transaction\s+)?to\s+(?:savepoint\s+)?("?)(\w+)\1\s*;?\s*$/i;
-const RELEASE = /^\s*release\s+(?:savepoint\s+)?("?)(\w+)\1\s*;?\s*$/i;
+
+/** Undoes the work and drops the notes after savepoint `name`, which stays open (as in SQL). */
+export async function rollbackToSavepoint(tx: Kysely<DB>, name: string): Promise<void> {
+  await sql`rollback to savepoint ${sql.id(name)}`.execute(tx);
+  await onConnection(tx, (connection) => {
+    const marks = savepointMarks.get(connection);
+    const at = latestMark(marks, name);
+    if (at < 0) return;
+    // Savepoints opened after it are gone.
+    marks!.length = at + 1;
+    transactionNotes.get(connection)?.splice(marks![at]!.notes);
+  });
+}
+
+/** Closes savepoint `name` (and those opened after it), keeping their work and notes. */
+export async function releaseSavepoint(tx: Kysely<DB>, name: string): Promise<void> {
+  await sql`release savepoint ${sql.id(name)}`.execute(tx);
+  await onConnection(tx, (connection) => {
+    const marks = savepointMarks.get(connection);
+    const at = latestMark(marks, name);
+    if (at >= 0) marks!.length = at;
+  });
+}
+
+function latestMark(marks: { name: string }[] | undefined, name: string): number {
+  if (marks) for (let i = marks.length - 1; i >= 0; i--) if (marks[i]!.name === name) return i;
+  return -1;
+}
+
+/** Runs `use` with the one connection transaction `tx` runs on (nothing outside a transaction). */
+async function onConnection(tx: Kysely<DB>, use: (connection: DatabaseConnection) => void): Promise<void> {
+  if (!tx.isTransaction) return;
+  await tx.getExecutor().provideConnection(async (connection) => use(connection));
+}
 
 const autocommitSignals = new WeakMap<Kysely<DB>, CommitListener>();
 
@@ -365,11 +374,7 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
     const threadLock = poolOptions.threadLock ? new ThreadWriteLock(poolOptions.threadLock.buffer, poolOptions.threadLock.holder, false) : new ThreadWriteLock();
-    const dialect = new SqliteDialect({ database: withStatementCache(sqlite), onCreateConnection: async (connection) => {
-        lockingWrites(connection, threadLock);
-        notesFollowSavepoints(connection);
-      },
-    });
+    const dialect = new SqliteDialect({ database: withStatementCache(sqlite), onCreateConnection: async (connection) => lockingWrites(connection, threadLock) });
     const db = new Kysely<DB>({ dialect: signallingDialect(dialect, commits.fire, 'begin immediate'), log: queryLog(queries) });
     autocommitSignals.set(db, commits.fire);
     return {
@@ -402,7 +407,7 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool: failingCleanly(pool), onCreateConnection: async (connection) => notesFollowSavepoints(connection) }), commits.fire), log: queryLog(queries) });
+  const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool: failingCleanly(pool) }), commits.fire), log: queryLog(queries) });
   autocommitSignals.set(db, commits.fire);
   return {
     db,

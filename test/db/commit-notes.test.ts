@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { after, before, describe, test } from 'node:test';
-import { noteOnCommit } from '../../src/db/database.js';
+import { noteOnCommit, releaseSavepoint, rollbackToSavepoint, savepoint } from '../../src/db/database.js';
+import { durableWrite } from '../../src/modules/sales/write-batcher.js';
 import { dialects, openTestDatabase, type TestDatabase } from '../helper.js';
 
 for (const dialect of await dialects()) {
@@ -48,18 +49,32 @@ for (const dialect of await dialects()) {
       seen = [];
       await t.database.db.transaction().execute(async (tx) => {
         await noteOnCommit(tx, note(5));
-        await sql`savepoint job`.execute(tx);
+        await savepoint(tx, 'job');
         await noteOnCommit(tx, note(6));
-        await sql`savepoint inner_job`.execute(tx);
+        await savepoint(tx, 'inner_job');
         await noteOnCommit(tx, note(7));
-        await sql`rollback to savepoint job`.execute(tx);
-        await sql`release savepoint job`.execute(tx);
+        await rollbackToSavepoint(tx, 'job');
+        await releaseSavepoint(tx, 'job');
         await noteOnCommit(tx, note(8));
-        await sql`savepoint job`.execute(tx);
+        await savepoint(tx, 'job');
         await noteOnCommit(tx, note(9));
-        await sql`release savepoint job`.execute(tx);
+        await releaseSavepoint(tx, 'job');
       });
       assert.deepEqual(numbers(), [[5, 8, 9]]);
+    });
+
+    test("group commit: a failing job's notes are dropped with its work; the other jobs' reach the commit", async () => {
+      seen = [];
+      const job = (n: number, fail: boolean) =>
+        durableWrite(t.database.db, async (tx) => {
+          await sql`select 1`.execute(tx);
+          await noteOnCommit(tx, note(n));
+          if (fail) throw new Error(`job ${n} failed`);
+          return n;
+        });
+      const results = await Promise.allSettled([job(11, false), job(12, true), job(13, false)]);
+      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+      assert.deepEqual(numbers().flat().sort(), [11, 13]);
     });
 
     test('outside a transaction nothing is noted (a commit signalled by hand has no notes)', async () => {

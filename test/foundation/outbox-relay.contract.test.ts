@@ -10,7 +10,7 @@ import { ClaimOwner } from '../../src/modules/outbox/claim-owner.js';
 import { MemoryBroker } from '../../src/realtime/broker-memory.js';
 import { RealtimeNode } from '../../src/realtime/node.js';
 import { eventPublisher } from '../../src/realtime/setup.js';
-import { createDatabase } from '../../src/db/database.js';
+import { createDatabase, releaseSavepoint, rollbackToSavepoint, savepoint } from '../../src/db/database.js';
 import { dialects, openTestDatabase, type TestDatabase } from '../helper.js';
 
 /**
@@ -280,10 +280,10 @@ for (const { dialect, mode } of suites) {
         try {
           await t.database.db.transaction().execute(async (tx) => {
             await enqueueEvent(tx, { type: 'custom_alert.created', userId: 62, payload: { i: 'kept' } });
-            await sql`savepoint job`.execute(tx);
+            await savepoint(tx, 'job');
             await enqueueEvent(tx, { type: 'custom_alert.created', userId: 62, payload: { i: 'rolled back' } });
-            await sql`rollback to savepoint job`.execute(tx);
-            await sql`release savepoint job`.execute(tx);
+            await rollbackToSavepoint(tx, 'job');
+            await releaseSavepoint(tx, 'job');
           });
           await write(1, 62);
           await relay.drain();
