@@ -59,6 +59,14 @@ function loadPg(): typeof pg {
   return pgModule;
 }
 
+/**
+ * A string as a PostgreSQL literal, for the rare statement that cannot take parameters (a message
+ * of several statements: outbox.repository.ts). Only called when pg is in use.
+ */
+export function postgresLiteral(value: string): string {
+  return loadPg().escapeLiteral(value);
+}
+
 /** Notes left by the transaction open on a connection (`noteOnCommit`), until it ends. */
 const transactionNotes = new WeakMap<DatabaseConnection, object[]>();
 /** The transaction's open savepoints, each with how many notes were left before it. */
@@ -342,7 +350,10 @@ function failingCleanly(pool: pg.Pool): PostgresPool {
         query: (async (text: string, values?: unknown[]) => {
           const name = statementName(text);
           try {
-            return await (name ? client.query({ name, text, values }) : client.query(text, values));
+            const result = await (name ? client.query({ name, text, values }) : client.query(text, values));
+            // A text of several statements (no parameters: one message, one round trip) answers
+            // with one result per statement; its caller wants the last, as for a single statement.
+            return Array.isArray(result) ? result[result.length - 1] : result;
           } catch (err) {
             if ((err as { code?: string }).code === QUERY_CANCELED) throw new DatabaseUnavailableError(err);
             throw err;

@@ -351,43 +351,36 @@ export class OutboxRelay {
   /**
    * PostgreSQL: one transaction per batch, begun and committed as plain statements on one pooled
    * connection so that our own commit does not wake the relay again (only transactions run through
-   * Kysely signal commits). Five round trips: BEGIN, the lock, the read after it (`lockAndReadPending`),
-   * the marks, COMMIT — which does not wait for its WAL flush (the marks may be lost in a crash, and then the
-   * rows are published again, as at-least-once allows).
+   * Kysely signal commits). Two round trips: BEGIN, the lock and the read after it in one message
+   * (`beginDrainRound`), then the marks and COMMIT in another (`endDrainRound`) — a COMMIT that
+   * does not wait for its WAL flush (the marks may be lost in a crash, and then the rows are
+   * published again, as at-least-once allows).
    */
   async #roundPostgres(): Promise<number> {
     return this.#database.db.connection().execute(async (db) => {
-      await sql`begin`.execute(db);
       try {
-        const published = await this.#lockedBatch(db);
-        await sql`commit`.execute(db);
-        return published;
+        // Nothing when another node is draining (it takes these rows) or nothing is due.
+        const rows = await repo.beginDrainRound(db, this.#opts.batchSize, Date.now());
+        const batch = new Batch();
+        try {
+          for (const row of rows) await this.#publish(row, batch);
+        } finally {
+          this.#publisher.flush?.();
+        }
+        await repo.endDrainRound(db, batch.events, this.#opts.recordPositions ? [...batch.tops.values()] : null, Date.now());
+        return rows.length;
       } catch (err) {
-        await sql`rollback`.execute(db).catch(() => {});
+        await db.executeQuery(ROLLBACK).catch(() => {});
         throw err;
       }
     });
-  }
-
-  async #lockedBatch(tx: Kysely<DB>): Promise<number> {
-    // Nothing when another node is draining (it takes these rows) or nothing is due.
-    const rows = await repo.lockAndReadPending(tx, this.#opts.batchSize, Date.now());
-    if (rows.length === 0) return 0;
-    const batch = new Batch();
-    try {
-      for (const row of rows) await this.#publish(row, batch);
-    } finally {
-      this.#publisher.flush?.();
-    }
-    await this.#markPublished(tx, batch);
-    return rows.length;
   }
 
   async #markPublished(db: Kysely<DB>, batch: Batch): Promise<void> {
     if (batch.events.length === 0) return;
     const now = Date.now();
     if (this.#opts.recordPositions) {
-      await repo.recordPublished(db, this.#database.dialect, batch.events, [...batch.tops.values()], now);
+      await repo.recordPublished(db, batch.events, [...batch.tops.values()], now);
     } else {
       await repo.markPublished(db, batch.events.map((e) => e.id), now);
     }

@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
 import type { OutboxTable } from './outbox.table.js';
-import { noteOnCommit } from '../../db/database.js';
+import { noteOnCommit, postgresLiteral } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { channelsOf, type EventType } from './events.js';
@@ -110,27 +110,25 @@ export interface StreamTop {
   offset: number;
 }
 
-/** Marks events published with the offsets their channels gave them, and moves the stream tops. */
-export async function recordPublished(db: Kysely<DB>, dialect: 'sqlite' | 'postgres', events: PublishedPositions[], tops: StreamTop[], now: number): Promise<void> {
+/**
+ * SQLite: marks events published with the offsets their channels gave them, and moves the stream
+ * tops (PostgreSQL: `endDrainRound`).
+ */
+export async function recordPublished(db: Kysely<DB>, events: PublishedPositions[], tops: StreamTop[], now: number): Promise<void> {
   if (events.length === 0) return;
-  if (dialect === 'postgres') {
-    const values = sql.join(events.map((e) => sql`(${e.id}::bigint, ${JSON.stringify(e.offsets)})`));
-    await sql`update outbox set published_at = ${now}, offsets = v.offsets from (values ${values}) as v(id, offsets) where outbox.id = v.id`.execute(db);
-  } else {
-    // One prepared statement per row on the held connection: no round trips on SQLite. Written as
-    // SQL text (here and below): building the query each time cost more than running it.
-    for (const e of events) await sql`update outbox set published_at = ${now}, offsets = ${JSON.stringify(e.offsets)} where id = ${e.id}`.execute(db);
-  }
+  // One prepared statement per row on the held connection: no round trips on SQLite. Written as
+  // SQL text (here and below): building the query each time cost more than running it.
+  for (const e of events) await sql`update outbox set published_at = ${now}, offsets = ${JSON.stringify(e.offsets)} where id = ${e.id}`.execute(db);
   if (tops.length === 0) return;
   const values = sql.join(tops.map((t) => sql`(${t.channel}, ${t.epoch}, ${t.offset}, ${now})`));
-  // A re-published event reports its original, older offset: the top never moves back in one epoch.
-  await sql`
-    insert into channel_streams (channel, epoch, top_offset, updated_at) values ${values}
-    on conflict (channel) do update set
-      epoch = excluded.epoch,
-      top_offset = case when channel_streams.epoch = excluded.epoch and channel_streams.top_offset > excluded.top_offset then channel_streams.top_offset else excluded.top_offset end,
-      updated_at = excluded.updated_at`.execute(db);
+  await sql`insert into channel_streams (channel, epoch, top_offset, updated_at) values ${values} ${sql.raw(TOPS_CONFLICT)}`.execute(db);
 }
+
+// A re-published event reports its original, older offset: the top never moves back in one epoch.
+const TOPS_CONFLICT = `on conflict (channel) do update set
+  epoch = excluded.epoch,
+  top_offset = case when channel_streams.epoch = excluded.epoch and channel_streams.top_offset > excluded.top_offset then channel_streams.top_offset else excluded.top_offset end,
+  updated_at = excluded.updated_at`;
 
 /** A channel's history as kept here: its position and its publications still in the window. */
 export interface StoredChannelHistory {
@@ -243,30 +241,69 @@ export async function duePending(db: Kysely<DB>, now: number, staleBefore: numbe
 const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
 
 /**
- * PostgreSQL: takes the drainer's transaction-scoped advisory lock if no other node holds it —
- * keyed by schema too, so deployments sharing one PostgreSQL server never wait for each other —
- * and, holding it, reads the next `limit` unpublished rows that are due at `now`, oldest first.
- * Empty when another node holds the lock (it takes these rows) or nothing is due.
+ * PostgreSQL: opens the drainer's transaction on `connection` (one connection, held by the caller),
+ * takes the drainer's transaction-scoped advisory lock if no other node holds it — keyed by schema
+ * too, so deployments sharing one PostgreSQL server never wait for each other — and, holding it,
+ * reads the next `limit` unpublished rows that are due at `now`, oldest first. Empty when another
+ * node holds the lock (it takes these rows) or nothing is due. The transaction stays open: the
+ * caller publishes and ends it with `endDrainRound` (or a rollback).
  *
- * Two statements, not one: a statement reads from the snapshot taken when it starts, so a read in
- * the statement that takes the lock could predate the commit of the relay that just released it,
- * and publish again the rows that relay marked (seen under load: 25 rows of 300 published twice).
- * The read after the lock sees every mark committed before it.
+ * BEGIN, the lock and the read are three statements sent as one message (the simple query protocol:
+ * one round trip for the three). The lock and the read must be separate statements: a statement
+ * reads from the snapshot taken when it starts, so a read in the statement that takes the lock
+ * could predate the commit of the relay that just released it, and publish again the rows that
+ * relay marked (seen under load: 25 rows of 300 published twice). Under READ COMMITTED each
+ * statement of the message takes its snapshot when it starts, after the one before it has ended,
+ * so the read sees every mark committed before the lock was granted. The lock statement leaves its
+ * outcome in a transaction-local setting that the read checks.
  *
- * The first also turns `synchronous_commit` off for the rest of the transaction: the round's
- * COMMIT then returns without waiting for its WAL flush, so the next round (and the next commit's
- * events) never waits on it. Losing those published marks in a crash only publishes the rows
- * again, which the relay allows anyway (at least once; the broker drops a repeat by the event's id).
+ * The lock statement also turns `synchronous_commit` off for the rest of the transaction: the
+ * round's COMMIT then returns without waiting for its WAL flush, so the next round (and the next
+ * commit's events) never waits on it. Losing those published marks in a crash only publishes the
+ * rows again, which the relay allows anyway (at least once; the broker drops a repeat by the event's id).
  */
-export async function lockAndReadPending(tx: Kysely<DB>, limit: number, now: number): Promise<PendingEvent[]> {
-  const lock = await sql<{ locked: boolean }>`
-    select pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema())) as locked, set_config('synchronous_commit', 'off', true)`.execute(tx);
-  if (!lock.rows[0]?.locked) return [];
-  const rows = await sql<PendingEvent>`
+export async function beginDrainRound(connection: Kysely<DB>, limit: number, now: number): Promise<PendingEvent[]> {
+  const text = `begin;
+    select set_config('openalerts.outbox_drainer', pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema()))::text, true),
+      set_config('synchronous_commit', 'off', true);
     select id, type, channels, payload, created_at, not_before from outbox
-    where published_at is null and (not_before is null or not_before <= ${now})
-    order by id limit ${limit}`.execute(tx);
-  return rows.rows;
+    where current_setting('openalerts.outbox_drainer', true) = 'true'
+      and published_at is null and (not_before is null or not_before <= ${integer(now)})
+    order by id limit ${integer(limit)}`;
+  const { rows } = await connection.executeQuery<PendingEvent>(CompiledQuery.raw(text));
+  return rows;
+}
+
+/**
+ * PostgreSQL: ends the transaction `beginDrainRound` opened, first marking the events it published
+ * (with their offsets and the channels' tops when `tops` is given: `recordPublished`; else
+ * published only: `markPublished`) — all in one message, so one round trip. Values are written
+ * into the text as literals (a message of several statements cannot carry parameters); the
+ * caller rolls back if it fails.
+ */
+export async function endDrainRound(connection: Kysely<DB>, events: PublishedPositions[], tops: StreamTop[] | null, now: number): Promise<void> {
+  const at = integer(now);
+  const statements: string[] = [];
+  if (events.length === 0) {
+    // Nothing to mark: only the COMMIT.
+  } else if (tops === null) {
+    statements.push(`update outbox set published_at = ${at} where id in (${events.map((e) => integer(e.id)).join(', ')})`);
+  } else {
+    const values = events.map((e) => `(${integer(e.id)}::bigint, ${postgresLiteral(JSON.stringify(e.offsets))})`).join(', ');
+    statements.push(`update outbox set published_at = ${at}, offsets = v.offsets from (values ${values}) as v(id, offsets) where outbox.id = v.id`);
+    if (tops.length > 0) {
+      const rows = tops.map((t) => `(${postgresLiteral(t.channel)}, ${postgresLiteral(t.epoch)}, ${integer(t.offset)}, ${at})`).join(', ');
+      statements.push(`insert into channel_streams (channel, epoch, top_offset, updated_at) values ${rows} ${TOPS_CONFLICT}`);
+    }
+  }
+  statements.push('commit');
+  await connection.executeQuery(CompiledQuery.raw(statements.join(';\n')));
+}
+
+/** An integer for SQL text: anything else is our own bug, never written into a statement. */
+function integer(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`not an integer: ${value}`);
+  return String(value);
 }
 
 /** Marks events published without recording offsets (a broker with its own history: Redis). */
