@@ -5,6 +5,12 @@ export interface CommitWokenLoopOptions {
   pollMs: number;
   /** One round of the work. A round that throws is reported and retried after ten idle polls. */
   round: () => Promise<void>;
+  /**
+   * Whether a commit of this process (with its notes) calls for a round now; by default every
+   * commit does. The outbox relay says no for a commit it has already published from: only marks
+   * are left, and the next poll writes them.
+   */
+  commitNeedsRound?: (notes: readonly object[]) => boolean;
   onError: (err: unknown) => void;
 }
 
@@ -42,7 +48,10 @@ export class CommitWokenLoop {
   async start(firstRound: 'now' | 'poll' = 'now'): Promise<void> {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#unsubscribe = this.#database.onCommit(() => this.kick());
+    const needsRound = this.#opts.commitNeedsRound;
+    this.#unsubscribe = this.#database.onCommit((notes) => {
+      if (!needsRound || needsRound(notes)) this.kick();
+    });
     if (firstRound === 'poll') {
       this.#schedule(this.#opts.pollMs);
       return;

@@ -253,6 +253,35 @@ for (const { dialect, mode } of suites) {
         assert.equal(await pending(), 0, 'stop marks what the commits published');
       });
 
+      test("a commit it published from starts no round: its marks wait for the poll or stop", async () => {
+        const p = recorder();
+        const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
+        await relay.start();
+        try {
+          await write(1, 64);
+          await write(1, 64);
+          assert.equal(p.events.filter((e) => e.channels.includes('$widget:alerts_64')).length, 2);
+          // A round started by either commit would have run to its end by now (no I/O to wait for).
+          for (let i = 0; i < 3; i++) await new Promise(setImmediate);
+          assert.equal(await pending(), 2, 'published, not marked yet');
+        } finally {
+          await relay.stop();
+        }
+        assert.equal(await pending(), 0, 'stop marks them');
+      });
+
+      test('marks waiting for a whole batch start a round without the poll', async () => {
+        const p = recorder();
+        const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000, batchSize: 3 });
+        await relay.start();
+        try {
+          for (let i = 0; i < 3; i++) await write(1, 65);
+          await until(async () => (await pending()) === 0, 5000, 'the batch marked');
+        } finally {
+          await relay.stop();
+        }
+      });
+
       test("rows another process wrote first go out first: a commit's rows wait for the round that reads them in id order", async () => {
         const p = recorder();
         const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });

@@ -87,6 +87,8 @@ export class OutboxRelay {
     this.#loop = new CommitWokenLoop(database, {
       pollMs: this.#opts.pollMs,
       round: () => this.#round(),
+      // A relay that takes its database's commits starts the rounds they need itself (#publishCommitted).
+      commitNeedsRound: () => this.#unsubscribe === null,
       onError: (err) => this.#opts.logger?.error({ err }, 'outbox relay: publishing failed; will retry'),
     });
   }
@@ -101,7 +103,7 @@ export class OutboxRelay {
     this.#mustRead = true;
     // One relay per database takes its commits (two would publish each row twice).
     if (this.#takesCommits && !this.#unsubscribe && !takingCommits.has(this.#database)) {
-      takingCommits.add(this.#database);
+      takingCommits.set(this.#database, this);
       const stop = this.#database.onCommit((notes) => this.#publishCommitted(notes));
       this.#unsubscribe = () => {
         stop();
@@ -182,7 +184,15 @@ export class OutboxRelay {
    * one writer at a time and ids only grow, so no other row can come between), and all are due.
    * The in-process publisher hands them to the subscribers before it returns; the next round marks
    * them, before it reads. Otherwise (rows of another process or a transaction without notes came
-   * first, a delayed row, nothing known yet), the round reads them as before.
+   * first, a delayed row, nothing known yet), a round reads them as before, at once.
+   *
+   * A commit published this way starts no round: what is left are the marks, and the next poll
+   * (within `pollMs`) writes those of every commit since in one transaction — or a round sooner,
+   * once a batch of them is waiting. Writing them after every commit cost each donation a second
+   * write transaction on the event loop right after its event went out (six statements, ~0.2 ms,
+   * while the subscribers' processes wanted the CPU) and doubled the WAL pages its fsync carried
+   * (bench/README.md, issue 16, fourth pass). A crash before the marks publishes those events again at
+   * the same offsets, as a crash between a round's publications and its marks always did.
    */
   #publishCommitted(notes: readonly object[]): void {
     const rows = notes.filter((note): note is WrittenEvent => note instanceof WrittenEvent);
@@ -190,6 +200,7 @@ export class OutboxRelay {
     let next = this.#known === null ? NaN : this.#known + 1;
     if (rows.length === 0 || this.#loop.stopped || !rows.every((row) => row.id === next++ && (row.not_before === null || row.not_before <= now))) {
       this.#mustRead = true;
+      this.#loop.kick();
       return;
     }
     this.#known = rows[rows.length - 1]!.id;
@@ -204,9 +215,11 @@ export class OutboxRelay {
         this.#opts.logger?.error({ err }, 'outbox relay: publishing failed; will retry');
         this.#known = null;
         this.#mustRead = true;
+        this.#loop.kick();
       } finally {
         this.#publisher.flush?.();
       }
+      if (batch.events.length >= this.#opts.batchSize) this.#loop.kick();
     });
   }
 
@@ -261,6 +274,10 @@ export class OutboxRelay {
    */
   async #roundSqliteInProcess(): Promise<number> {
     return this.#bookkeeping(async (db) => {
+      // Another relay of this process that takes the commits may have published rows it has not
+      // marked yet (they wait for its poll): marked first, so this read never publishes them again.
+      const taker = takingCommits.get(this.#database);
+      if (taker && taker !== this) await taker.#markHandedOver(db);
       await this.#markHandedOver(db);
       return this.#readAndPublish(db);
     });
@@ -395,8 +412,8 @@ export class OutboxRelay {
   }
 }
 
-/** Databases whose commits a started relay of this process publishes from (`#publishCommitted`). */
-const takingCommits = new WeakSet<Database>();
+/** Databases whose commits a started relay of this process publishes from (`#publishCommitted`), and that relay. */
+const takingCommits = new WeakMap<Database, OutboxRelay>();
 
 // Compiled once: a relay round runs them for every event's commit.
 const SYNCHRONOUS_NORMAL = CompiledQuery.raw('pragma synchronous = NORMAL');
