@@ -23,6 +23,12 @@ declare module 'fastify' {
     signedParams: SignedParams | null;
     /** The verified calling application (client_id) of a Merchandise API request. */
     merchantClientId: number | null;
+    /**
+     * With `verifySignedRequestCached`: the `merchant_auth` version of the credentials the request
+     * was verified with, for the handler to compare with the version its own statement reads; null
+     * when they were read afresh for this request.
+     */
+    merchantAuthVersion: number | null;
   }
 }
 
@@ -114,6 +120,40 @@ export async function verifySignedRequest(request: FastifyRequest, _reply: Fasti
   if (typeof signature !== 'string') throw ValidationError.field(SIGNATURE, msg('err.field.type', { field: 'signature', type: 'string' }));
   if (!verifySignature(signed.values, secretOf(secrets.encryptionKey, app), signature)) throw new ForbiddenError(msg('err.merchant.bad_signature'));
   request.merchantClientId = clientId;
+  request.merchantAuthVersion = null;
+}
+
+/**
+ * `verifySignedRequest` for a handler that reads the `merchant_auth` version in a statement of its
+ * own (PostgreSQL: the sales' batch look-up) and compares it with `request.merchantAuthVersion`,
+ * re-verifying through `verifySignedRequest` when they differ (`CredentialsChangedError`): a
+ * request the cached credentials accept skips the version read, a round trip. The handler's
+ * statement starts after the request arrived, so a change committed before then is seen as surely
+ * as by a read here. Anything the cached credentials would refuse is checked afresh (the refusal
+ * may be out of date). On SQLite the version read costs no round trip: always afresh.
+ */
+export async function verifySignedRequestCached(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const clientId = request.auth!.clientId;
+  const { db, database, secrets } = request.server.ctx;
+  const hit = database.dialect === 'postgres' ? authCaches.get(db)?.apps.get(clientId) : undefined;
+  const signature = request.signedParams?.signature;
+  if (hit?.app?.merchandise_access && typeof signature === 'string' && signature !== '' && verifySignature(request.signedParams!.values, secretOf(secrets.encryptionKey, hit.app), signature)) {
+    request.merchantClientId = clientId;
+    request.merchantAuthVersion = hit.version;
+    return;
+  }
+  await verifySignedRequest(request, reply);
+}
+
+/**
+ * The credentials a request was verified with (`verifySignedRequestCached`) changed before the
+ * handler's statement read them: the handler verifies the request again (`verifySignedRequest`)
+ * and does its work once more.
+ */
+export class CredentialsChangedError extends Error {
+  constructor() {
+    super('the Merchandise API credentials changed since the request was verified');
+  }
 }
 
 /** `merchant_identifier` → the caller's merchant: unknown → 400, another application's → 403. */

@@ -2,7 +2,7 @@ import type { FastifyInstance, preHandlerAsyncHookHandler, RouteShorthandOptions
 import type { TObject, TSchema } from 'typebox';
 import { BODY_MEDIA_TYPES, bodyTooLarge, documentationOnly, merchantErrorResponses, merchantSecurity } from '../../api/schemas.js';
 import { requireToken } from '../../oauth/bearer.js';
-import { captureSignedParams, verifySignedRequest } from './merchant-auth.js';
+import { captureSignedParams, verifySignedRequest, verifySignedRequestCached } from './merchant-auth.js';
 import { checkAll, paramsCheck } from './signed-input.js';
 
 const DESCRIPTION_SUFFIX =
@@ -17,6 +17,11 @@ export interface SignedRouteDoc {
   body?: TObject;
   /** Success replies, and errors beyond those every signed route gives. */
   response: Record<number, TSchema>;
+  /**
+   * The handler checks the credentials' version itself (`verifySignedRequestCached`): it compares
+   * `request.merchantAuthVersion` with the version its own statement reads.
+   */
+  handlerChecksCredentials?: boolean;
 }
 
 /**
@@ -30,6 +35,7 @@ export interface SignedRouteDoc {
 export function signedRoute(app: FastifyInstance, doc: SignedRouteDoc): RouteShorthandOptions {
   if (!app.hasRequestDecorator('signedParams')) app.decorateRequest('signedParams', null);
   if (!app.hasRequestDecorator('merchantClientId')) app.decorateRequest('merchantClientId', null);
+  if (!app.hasRequestDecorator('merchantAuthVersion')) app.decorateRequest('merchantAuthVersion', null);
   return {
     schema: {
       tags: ['Merchandise API'],
@@ -44,7 +50,7 @@ export function signedRoute(app: FastifyInstance, doc: SignedRouteDoc): RouteSho
     ...documentationOnly,
     onRequest: requireToken(undefined, { userRequired: false }),
     preValidation: captureSignedParams,
-    preHandler: [verifySignedRequest, validateSignedInput(doc)],
+    preHandler: [doc.handlerChecksCredentials ? verifySignedRequestCached : verifySignedRequest, validateSignedInput(doc)],
   };
 }
 

@@ -130,10 +130,12 @@ export async function insertSale(db: Kysely<DB>, row: NewSaleRow): Promise<SaleR
 
 /**
  * PostgreSQL: `findSaleContext` for a whole batch of sales in one statement (the keys travel as
- * arrays, so the statement text is the same for every batch size). By position; undefined where the
- * merchant does not exist.
+ * arrays, so the statement text is the same for every batch size), by position (undefined where the
+ * merchant does not exist), and the `merchant_auth` version as of the same snapshot: requests
+ * verified with cached credentials compare it with theirs (merchant-auth.ts) instead of reading it
+ * in a round trip of their own.
  */
-export async function findSaleContexts(db: Kysely<DB>, keys: readonly SaleKeys[]): Promise<(SaleContext | undefined)[]> {
+export async function findSaleContexts(db: Kysely<DB>, keys: readonly SaleKeys[]): Promise<{ contexts: (SaleContext | undefined)[]; authVersion: number }> {
   const batch = sql<{ merchant_identifier: string; merchandise_identifier: string; user_id: number; external_id: string; ord: number }>`(select * from unnest(
     ${keys.map((k) => k.merchantIdentifier)}::text[], ${keys.map((k) => k.merchandiseIdentifier)}::text[],
     ${keys.map((k) => k.userId)}::bigint[], ${keys.map((k) => k.externalId)}::text[]
@@ -141,11 +143,12 @@ export async function findSaleContexts(db: Kysely<DB>, keys: readonly SaleKeys[]
   // Each row of keys runs the one-sale look-up as a lateral subquery, where its keys are constants:
   // every join stays an index look-up on both columns whatever the planner thinks of the tables'
   // sizes. (As a plain join over the keys, a freshly loaded table without statistics had PostgreSQL
-  // scan all of a merchant's sales for each key.)
+  // scan all of a merchant's sales for each key.) A left join: every key has its row, so the
+  // version comes back even when no merchant matched.
   const key = <T>(column: string) => sql<T>`${sql.ref(`k.${column}`)}`;
   const query = db
     .selectFrom(batch.as('k'))
-    .innerJoinLateral(
+    .leftJoinLateral(
       contextQuery(db, {
         merchantIdentifier: key<string>('merchant_identifier'),
         merchandiseIdentifier: key<string>('merchandise_identifier'),
@@ -155,14 +158,14 @@ export async function findSaleContexts(db: Kysely<DB>, keys: readonly SaleKeys[]
       (join) => join.onTrue(),
     )
     .selectAll('c')
-    .select('k.ord');
+    .select(['k.ord', sql<number | null>`(select version from change_versions where name = 'merchant_auth')`.as('auth_version')]);
   // Not a named statement (unlike the write below): PostgreSQL could keep a generic plan made while
   // the tables were nearly empty — probing merchandise_sales by external_id alone, a scan of the
   // whole index per key — until the next ANALYZE, with the table long grown by then.
   const rows = await query.execute();
   const contexts: (SaleContext | undefined)[] = new Array(keys.length).fill(undefined);
-  for (const row of rows) contexts[Number(row.ord) - 1] = toSaleContext(row, keys[Number(row.ord) - 1]!.externalId);
-  return contexts;
+  for (const row of rows) if (row.merchantId !== null) contexts[Number(row.ord) - 1] = toSaleContext(row as ContextRow, keys[Number(row.ord) - 1]!.externalId);
+  return { contexts, authVersion: Number(rows[0]?.auth_version ?? 0) };
 }
 
 /** A sale to write with its two credits and its alert (sales.service.ts computes them). */

@@ -9,6 +9,7 @@ import { creditIn, revenueShares, RevenueTooLargeError, type Credit } from '../.
 import { insertLedgerEntries } from '../balances/balances.repository.js';
 import { loadRates } from '../currencies/currencies.repository.js';
 import { isMerchandiseActive } from '../merchandise/merchandise.resource.js';
+import { CredentialsChangedError } from '../merchants/merchant-auth.js';
 import { channelsOf } from '../outbox/events.js';
 import { enqueueEvent } from '../outbox/outbox.repository.js';
 import type { SaleInput } from './sales.input.js';
@@ -149,6 +150,8 @@ async function recordSaleIn(tx: Kysely<DB>, db: Kysely<DB>, clientId: number, in
 interface SaleJob {
   clientId: number;
   input: SaleInput;
+  /** The `merchant_auth` version the request's credentials were verified with; null: read afresh. */
+  authVersion: number | null;
 }
 
 /**
@@ -163,7 +166,7 @@ interface SaleJob {
  * concurrent writer committed first does the same.
  */
 async function recordSaleBatch(db: Kysely<DB>, jobs: readonly SaleJob[]): Promise<ItemOutcome<RecordedSale>[]> {
-  const contexts = await findSaleContexts(db, jobs.map((j) => j.input));
+  const { contexts, authVersion } = await findSaleContexts(db, jobs.map((j) => j.input));
   const rates = await recentRates(db, db);
   const now = Date.now();
   const outcomes: ItemOutcome<RecordedSale>[] = [];
@@ -171,6 +174,7 @@ async function recordSaleBatch(db: Kysely<DB>, jobs: readonly SaleJob[]): Promis
   const taken = new Set<string>();
   jobs.forEach((job, at) => {
     try {
+      if (job.authVersion !== null && job.authVersion !== authVersion) throw new CredentialsChangedError();
       const plan = planSale(contexts[at], job.clientId, job.input, rates, now);
       if ('replay' in plan) {
         outcomes[at] = { ok: true, value: plan.replay };
@@ -205,9 +209,11 @@ const saleBatches = new WeakMap<Kysely<DB>, GroupCommit<SaleJob, RecordedSale>>(
  * dialects. INTEROP §3 idempotency: a repeated external_id of the same merchant replays the original
  * sale (identical content) or is a 400 (different content). Two concurrent first attempts meet the
  * unique (merchant_id, external_id) index: the loser looks again and takes the replay path — never a
- * 500.
+ * 500. `authVersion` (PostgreSQL): the `merchant_auth` version the caller's credentials were verified
+ * with (`verifySignedRequestCached`); if the batch's look-up reads another, the sale fails with
+ * CredentialsChangedError and writes nothing.
  */
-export async function recordSale(db: Kysely<DB>, clientId: number, input: SaleInput): Promise<RecordedSale> {
+export async function recordSale(db: Kysely<DB>, clientId: number, input: SaleInput, authVersion: number | null = null): Promise<RecordedSale> {
   if (dialectOf(db) === 'postgres') {
     let batches = saleBatches.get(db);
     if (!batches) {
@@ -215,7 +221,7 @@ export async function recordSale(db: Kysely<DB>, clientId: number, input: SaleIn
       batches = new GroupCommit((jobs) => recordSaleBatch(db, jobs), { lanes: 2 });
       saleBatches.set(db, batches);
     }
-    return batches.submit({ clientId, input });
+    return batches.submit({ clientId, input, authVersion });
   }
   try {
     return await durableWrite(db, (tx) => recordSaleIn(tx, db, clientId, input));
