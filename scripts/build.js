@@ -23,6 +23,11 @@
 // package the code `require`s through createRequire (the moderation's confusables, linkify-it and
 // tlds, loaded synchronously on first use) is not bundled either.
 //
+// A bundled CommonJS package runs when it is first required, not when its chunk loads: src/ takes
+// a few (Ajv, fast-json-stringify, qs) with `require('…')` inside the function that first needs
+// them, which esbuild bundles as such a call (under tsx, where ES modules have no `require`, the
+// same code falls back to createRequire and node_modules).
+//
 // esbuild transpiles without type checking (`npm run typecheck` does that; `isolatedModules` in
 // tsconfig.json keeps every file transpilable on its own), in a few seconds, which is why `npm ci`,
 // `npm start` and `npm pack` can all build. It is a runtime dependency so that

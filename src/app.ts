@@ -65,9 +65,9 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
     routerOptions: { querystringParser: parseQueryString },
     // Off unless TRUST_PROXY names the proxies: request.ip is what every per-IP limit counts.
     trustProxy: proxyTrust(config),
-    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false }, plugins: [strictNumberCoercion, lazyValidators] },
-    // Response serializers, like the validators above, are built on a route's first use.
-    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false }, plugins: [strictNumberCoercion] },
+    // Ajv and fast-json-stringify load, and a route's validators and serializers are built, on its first use.
+    schemaController: { compilersFactory: { buildValidator: lazyValidators(), buildSerializer: lazySerializers() } },
     forceCloseConnections: 'idle',
     clientErrorHandler,
     return503OnClosing: true,

@@ -1,8 +1,9 @@
+import { createRequire } from 'node:module';
 import querystring from 'node:querystring';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
-import qs from 'qs';
+import type qs from 'qs';
 import secureJson from 'secure-json-parse';
 import { DomainError, msg, ValidationError, type Message } from '../domain/errors.js';
 
@@ -50,9 +51,15 @@ const QS_OPTIONS: qs.IParseOptions = {
   allowPrototypes: false,
 };
 
+// qs (with side-channel, get-intrinsic and object-inspect, which do their set-up as they load) is
+// required by the first form or bracketed query string, not by every start. A bundled CommonJS
+// package runs on its `require` (scripts/build.js); src/ under tsx has no `require` in ES modules.
+let qsModule: typeof qs | undefined;
+const loadQs = (): typeof qs => (qsModule ??= typeof require === 'function' ? require('qs') : createRequire(import.meta.url)('qs'));
+
 export function parseForm(body: string, where: 'body' | 'query' = 'body'): Record<string, unknown> {
   try {
-    return qs.parse(body, QS_OPTIONS) as Record<string, unknown>;
+    return loadQs().parse(body, QS_OPTIONS) as Record<string, unknown>;
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
     throw /depth/i.test(err.message) ? tooDeep(where) : err.message.includes('Array limit')

@@ -8,9 +8,9 @@ function loadedBy(env: Record<string, string>): Promise<Record<string, boolean>>
   return runJsonScript('test/ops/loaded-modules.script.ts', env);
 }
 
-const NONE = { pg: false, ioredis: false, 'prom-client': false, '@fastify/swagger': false, '@fastify/swagger-ui': false, yaml: false, 'fast-jwt': false, ws: false, confusables: false, 'linkify-it': false, tlds: false };
+const NONE = { pg: false, ioredis: false, 'prom-client': false, '@fastify/swagger': false, '@fastify/swagger-ui': false, yaml: false, 'fast-jwt': false, ws: false, confusables: false, 'linkify-it': false, tlds: false, ajv: false, '@fastify/fast-json-stringify-compiler': false, qs: false };
 
-test('an SQLite server without Redis or metrics never loads pg, ioredis or prom-client, nor the API documentation, the token verifier, the WebSocket server or the moderation tables until asked', async () => {
+test('an SQLite server without Redis or metrics never loads pg, ioredis or prom-client, nor the API documentation, the token verifier, the WebSocket server, the moderation tables, Ajv, fast-json-stringify or qs until asked', async () => {
   assert.deepEqual(await loadedBy({ DATA_DIR: tempDir() }), NONE);
 });
 
@@ -22,7 +22,7 @@ test('each is loaded when its setting asks for it (so the check above can fail)'
 });
 
 test('the documentation packages load on the first request for /docs (so the check above can fail)', async () => {
-  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), ASK_URL: '/docs/' }), { ...NONE, '@fastify/swagger': true, '@fastify/swagger-ui': true, yaml: true });
+  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), ASK_URL: '/docs/' }), { ...NONE, '@fastify/swagger': true, '@fastify/swagger-ui': true, yaml: true, ajv: true, '@fastify/fast-json-stringify-compiler': true });
 });
 
 test('the token verifier (fast-jwt and its key-format packages) loads on the first real-time token checked', async () => {
@@ -35,4 +35,8 @@ test('the WebSocket server (ws) loads on the first real-time connection, which i
 
 test('the look-alike table and the link finder load on the first text moderated', async () => {
   assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), CHECK_TEXT: 'see exаmple.com' }), { ...NONE, confusables: true, 'linkify-it': true, tlds: true });
+});
+
+test('Ajv and fast-json-stringify load on the first request a route validates and answers by its schema', async () => {
+  assert.deepEqual(await loadedBy({ DATA_DIR: tempDir(), ASK_URL: '/api/v1/alerts/donations?page=abc' }), { ...NONE, ajv: true, '@fastify/fast-json-stringify-compiler': true });
 });

@@ -32,6 +32,6 @@ if (process.env.UPGRADE) {
 }
 const loaded = Object.keys(createRequire(import.meta.url).cache);
 const has = (pkg: string) => loaded.some((file) => file.includes(`/node_modules/${pkg}/`));
-const OPTIONAL = ['pg', 'ioredis', 'prom-client', '@fastify/swagger', '@fastify/swagger-ui', 'yaml', 'fast-jwt', 'ws', 'confusables', 'linkify-it', 'tlds'];
+const OPTIONAL = ['pg', 'ioredis', 'prom-client', '@fastify/swagger', '@fastify/swagger-ui', 'yaml', 'fast-jwt', 'ws', 'confusables', 'linkify-it', 'tlds', 'ajv', '@fastify/fast-json-stringify-compiler', 'qs'];
 process.stdout.write(JSON.stringify(Object.fromEntries(OPTIONAL.map((pkg) => [pkg, has(pkg)]))) + '\n');
 await app.close();
