@@ -1,4 +1,4 @@
-import { sql, type Expression, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Expression, type Kysely } from 'kysely';
 import { executeNamed } from '../../db/named-statements.js';
 import type { DB } from '../../db/schema.js';
 import type { NewLedgerRow } from '../balances/balances.table.js';
@@ -136,15 +136,27 @@ export async function insertSale(db: Kysely<DB>, row: NewSaleRow): Promise<SaleR
  * in a round trip of their own.
  */
 export async function findSaleContexts(db: Kysely<DB>, keys: readonly SaleKeys[]): Promise<{ contexts: (SaleContext | undefined)[]; authVersion: number }> {
+  const arrays = [keys.map((k) => k.merchantIdentifier), keys.map((k) => k.merchandiseIdentifier), keys.map((k) => k.userId), keys.map((k) => k.externalId)];
+  const rows = (await db.executeQuery<LookupRow>({ ...(contextsQuery ??= buildContextsQuery(db)), parameters: arrays })).rows;
+  const contexts: (SaleContext | undefined)[] = new Array(keys.length).fill(undefined);
+  for (const row of rows) if (row.merchantId !== null) contexts[Number(row.ord) - 1] = toSaleContext(row as ContextRow, keys[Number(row.ord) - 1]!.externalId);
+  return { contexts, authVersion: Number(rows[0]?.auth_version ?? 0) };
+}
+
+/** A row of the batch look-up: a key's position, the version, and its context (all null where no merchant matched). */
+type LookupRow = { [K in keyof ContextRow]: ContextRow[K] | null } & { ord: number; auth_version: number | null };
+
+/**
+ * The batch look-up's statement, built and compiled once: its text is the same for every batch (the
+ * keys are its only parameters, four arrays), and building it with Kysely cost more per batch than
+ * the rest of the batch's planning.
+ */
+let contextsQuery: CompiledQuery | undefined;
+
+function buildContextsQuery(db: Kysely<DB>): CompiledQuery {
   const batch = sql<{ merchant_identifier: string; merchandise_identifier: string; user_id: number; external_id: string; ord: number }>`(select * from unnest(
-    ${keys.map((k) => k.merchantIdentifier)}::text[], ${keys.map((k) => k.merchandiseIdentifier)}::text[],
-    ${keys.map((k) => k.userId)}::bigint[], ${keys.map((k) => k.externalId)}::text[]
+    ${[]}::text[], ${[]}::text[], ${[]}::bigint[], ${[]}::text[]
   ) with ordinality as k(merchant_identifier, merchandise_identifier, user_id, external_id, ord))`;
-  // Each row of keys runs the one-sale look-up as a lateral subquery, where its keys are constants:
-  // every join stays an index look-up on both columns whatever the planner thinks of the tables'
-  // sizes. (As a plain join over the keys, a freshly loaded table without statistics had PostgreSQL
-  // scan all of a merchant's sales for each key.) A left join: every key has its row, so the
-  // version comes back even when no merchant matched.
   const key = <T>(column: string) => sql<T>`${sql.ref(`k.${column}`)}`;
   const query = db
     .selectFrom(batch.as('k'))
@@ -162,15 +174,15 @@ export async function findSaleContexts(db: Kysely<DB>, keys: readonly SaleKeys[]
   // Not a named statement (unlike the write below): PostgreSQL could keep a generic plan made while
   // the tables were nearly empty — probing merchandise_sales by external_id alone, a scan of the
   // whole index per key — until the next ANALYZE, with the table long grown by then.
-  const rows = await query.execute();
-  const contexts: (SaleContext | undefined)[] = new Array(keys.length).fill(undefined);
-  for (const row of rows) if (row.merchantId !== null) contexts[Number(row.ord) - 1] = toSaleContext(row as ContextRow, keys[Number(row.ord) - 1]!.externalId);
-  return { contexts, authVersion: Number(rows[0]?.auth_version ?? 0) };
+  const compiled = query.compile();
+  if (compiled.parameters.length !== 4) throw new Error('the sale look-up takes exactly its four arrays of keys');
+  return compiled;
 }
 
 /** A sale to write with its two credits and its alert (sales.service.ts computes them). */
 export interface SaleWrite {
-  sale: NewSaleRow & { created_at: number };
+  /** Every column but the id, which the write gives it. */
+  sale: Omit<SaleRow, 'id'>;
   /** Streamer's credit, then the service's; `source_id` is the new sale's id, known only once it is written. */
   credits: [Omit<NewLedgerRow, 'source_id'>, Omit<NewLedgerRow, 'source_id'>];
   event: {
@@ -203,7 +215,7 @@ export async function insertSalesWithCredits(db: Kysely<DB>, writes: readonly Sa
   const credit = (i: 0 | 1) => sql`${col((w) => w.credits[i].account)}::text[], ${col((w) => w.credits[i].user_id)}::bigint[],
     ${col((w) => w.credits[i].amount)}::bigint[], ${col((w) => w.credits[i].currency)}::text[], ${col((w) => w.credits[i].rate)}::float8[],
     ${col((w) => w.credits[i].credited_amount)}::bigint[], ${col((w) => w.credits[i].credited_currency)}::text[]`;
-  const statement = sql<SaleRow & { ord: number }>`
+  const statement = sql<{ id: number; ord: number }>`
     with input as (
       select * from unnest(
         ${col((w) => w.sale.merchant_id)}::bigint[], ${col((w) => w.sale.merchandise_id)}::bigint[], ${col((w) => w.sale.user_id)}::bigint[],
@@ -245,12 +257,13 @@ export async function insertSalesWithCredits(db: Kysely<DB>, writes: readonly Sa
       select event_type, event_user_id, event_channels, '{"id":' || sale_id || event_payload_after_id, created_at
       from written order by sale_id
     )
-    select sale.*, input.ord from sale join input using (merchant_id, external_id)`;
+    select sale.id, input.ord from sale join input using (merchant_id, external_id)`;
   // One text for every batch (values as arrays): a named statement, parsed and planned once per
   // connection. Its plan reads no table by a chosen path (ON CONFLICT uses the unique index), so a
   // plan made when the tables were empty stays right as they grow.
   const result = await executeNamed(db, statement.compile(db));
+  // Only the ids come back: every other column is what was written.
   const written: (SaleRow | null)[] = new Array(writes.length).fill(null);
-  for (const { ord, ...row } of result.rows) written[Number(ord) - 1] = row as SaleRow;
+  for (const { id, ord } of result.rows) written[Number(ord) - 1] = { id, ...writes[Number(ord) - 1]!.sale };
   return written;
 }
