@@ -16,7 +16,13 @@ import { sleep, until } from '../wait.js';
  * being written by another process (this one). It must see every donation exactly once, at
  * consecutive offsets, and its re-subscription must report `recovered: true`: the channel keeps its
  * epoch and history across the restart (in the outbox with the in-memory broker, in Redis with it).
+ *
+ * The waits are bounds on conditions, generous for a loaded machine: a restart is a new Node process
+ * loading the server, CPU-bound (at load 15–18 on 2 CPUs up to 15 s, quiet about 1 s). It waits for
+ * nothing of the killed process — PostgreSQL ends a killed client's backend, and its locks, as
+ * soon as the socket closes; Redis likewise.
  */
+const BOUND_MS = 60_000;
 const cases: { name: string; signal: NodeJS.Signals; setup: () => Promise<ServerBackend | null> }[] = [
   { name: 'SQLite, in-memory broker, SIGTERM', signal: 'SIGTERM', setup: sqliteBackend },
   { name: 'SQLite, in-memory broker, kill -9', signal: 'SIGKILL', setup: sqliteBackend },
@@ -34,7 +40,7 @@ for (const c of cases) {
       const port = String(await freePort());
       // History large enough for everything written while the server is down (at most a few hundred).
       const env = { ...s.env, PORT: port, HISTORY_SIZE: '2000' };
-      let server: ServerProcess | null = await startServerProcess(env);
+      let server: ServerProcess | null = await startServerProcess(env, BOUND_MS);
       const db = s.database().db;
       const streamer = await makeUser(db, { currency: 'EUR' });
       const secret = loadSecrets({ dataDir: s.dataDir, secretKey: null, realtimeTokenSecret: null }).realtimeTokenSecret;
@@ -53,7 +59,7 @@ for (const c of cases) {
       sub.on('subscribed', (ctx) => subscribed.push({ recovered: ctx.recovered, wasRecovering: ctx.wasRecovering, epoch: ctx.streamPosition?.epoch }));
       client.connect();
       sub.subscribe();
-      await until(() => subscribed.length === 1, 15_000, 'the subscription');
+      await until(() => subscribed.length === 1, BOUND_MS, 'the subscription');
 
       const written: number[] = [];
       let writing = true;
@@ -64,19 +70,19 @@ for (const c of cases) {
         }
       })();
       try {
-        await until(() => got.length >= 5, 15_000, 'the first donations');
+        await until(() => got.length >= 5, BOUND_MS, 'the first donations');
         // Stop while donations are being published.
         await server.stop(c.signal);
         server = null;
         const whileDown = written.length;
-        await until(() => written.length >= whileDown + 5, 5000, 'donations written while the server is down');
-        server = await startServerProcess(env);
-        await until(() => subscribed.length === 2, 20_000, 'the re-subscription');
+        await until(() => written.length >= whileDown + 5, BOUND_MS, 'donations written while the server is down');
+        server = await startServerProcess(env, BOUND_MS);
+        await until(() => subscribed.length === 2, BOUND_MS, 'the re-subscription');
         const afterRestart = written.length;
-        await until(() => written.length >= afterRestart + 5, 5000, 'donations after the restart');
+        await until(() => written.length >= afterRestart + 5, BOUND_MS, 'donations after the restart');
         writing = false;
         await writer;
-        await until(() => got.length >= written.length, 20_000, `every donation`).catch((err) => {
+        await until(() => got.length >= written.length, BOUND_MS, `every donation`).catch((err) => {
           throw new Error(`${err.message}: got ${got.length} of ${written.length}; subscribed ${JSON.stringify(subscribed)}; offsets ${got.map((g) => g.offset).join(",")}\n${server?.output()}`);
         });
         await sleep(200); // no duplicate comes late
