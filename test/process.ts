@@ -78,14 +78,48 @@ export function builtCli(): Promise<string[]> {
   return cli;
 }
 
+/**
+ * A port for a server a test starts — and may restart on the same port — picked at random below
+ * the kernel's ephemeral range: inside it, any socket on the machine (a connection to PostgreSQL,
+ * another suite's server listening on port 0) may take the port between this check and the
+ * server's listen, or while the server is down for a restart. Below it, only another explicit
+ * choice can, which startServerProcess detects.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const first = ephemeralPorts()[0];
+  if (first > OWN_PORTS_FROM + 1000) {
+    for (let i = 0; i < 50; i++) {
+      const port = OWN_PORTS_FROM + Math.floor(Math.random() * (first - OWN_PORTS_FROM));
+      if ((await listenOn(port)) !== null) return port;
+    }
+  }
+  const port = await listenOn(0);
+  if (port === null) throw new Error('no free port on 127.0.0.1');
+  return port;
+}
+
+const OWN_PORTS_FROM = 20_000;
+
+/** The kernel's range for ports nobody asked for (Linux; its default elsewhere). */
+function ephemeralPorts(): [number, number] {
+  try {
+    const [low, high] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low! > 0 && high! >= low!) return [low!, high!];
+  } catch {
+    // not Linux
+  }
+  return [49152, 65535];
+}
+
+/** Listens on 127.0.0.1:`port` and closes again: the port it got, or null when it is taken. */
+function listenOn(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.once('error', () => resolve(null));
+    server.listen(port, '127.0.0.1', () => {
+      const { port: got } = server.address() as net.AddressInfo;
+      server.close(() => resolve(got));
     });
   });
 }
@@ -155,7 +189,11 @@ export function defaultTestWorkers(): number {
 }
 
 /**
- * Starts `openalerts serve` on a free port (or `env.PORT`: a restart on the same one) and waits until /healthz answers.
+ * Starts `openalerts serve` on a free port (or `env.PORT`: a restart on the same one) and waits until
+ * it says it listens and /healthz answers. Only the child's own word counts: another process may
+ * hold the port (it then fails to listen and exits), and its /healthz would answer for it — a test
+ * then talked to a stranger (seen in CI: a token issued for this server refused with a 401). A
+ * port this function picked is picked again if taken; a given one fails the start.
  * `workers` > 1 runs it as `serve --workers <n>` (its workers start more slowly: each loads the app).
  */
 export async function startServerProcess(env: Record<string, string>, timeoutMs?: number, workers = defaultTestWorkers()): Promise<ServerProcess> {
@@ -163,38 +201,50 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs?
   // 2 CPUs, 15 s and more was seen), and a server that exits fails at once anyway.
   timeoutMs ??= workers > 1 ? 120_000 : 60_000;
   const cli = await builtCli();
-  const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child = spawn(process.execPath, [...cli, 'serve', ...(workers > 1 ? ['--workers', String(workers)] : [])], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const url = `http://127.0.0.1:${port}`;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
-    try {
-      const res = await fetch(`${url}/healthz`);
-      // With workers, the first one listening answers before the others are up: wait for all.
-      if (res.ok && (workers === 1 || output.includes('worker processes on port'))) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server did not answer /healthz within ${timeoutMs} ms:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  for (let attempt = 1; ; attempt++) {
+    const port = env.PORT ? Number(env.PORT) : await freePort();
+    const child = spawn(process.execPath, [...cli, 'serve', ...(workers > 1 ? ['--workers', String(workers)] : [])], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    const url = `http://127.0.0.1:${port}`;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // Printed once it listens (server.ts, cluster/primary.ts: with workers, once all of them do).
+    const listening = workers === 1 ? 'OpenAlerts is running' : 'worker processes on port';
+    const started = async (): Promise<boolean> => {
+      for (;;) {
+        if (child.exitCode !== null) {
+          // All of its output, for the reason (stderr may still hold some after the exit).
+          await Promise.race([new Promise((r) => child.stderr!.once('close', r)), new Promise((r) => setTimeout(r, 10_000))]);
+          if (!env.PORT && attempt < 5 && output.includes('EADDRINUSE')) return false;
+          throw new Error(`server exited with ${child.exitCode}:\n${output}`);
+        }
+        if (output.includes(listening)) {
+          try {
+            if ((await fetch(`${url}/healthz`)).ok) return true;
+          } catch {
+            // not answering yet
+          }
+        }
+        if (Date.now() > deadline) {
+          child.kill('SIGKILL');
+          throw new Error(`server did not listen and answer /healthz within ${timeoutMs} ms:\n${output}`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    if (!(await started())) continue;
+    return {
+      url,
+      child,
+      output: () => output,
+      async stop(signal = 'SIGTERM') {
+        if (child.exitCode === null) child.kill(signal);
+        return exited;
+      },
+    };
   }
-  return {
-    url,
-    child,
-    output: () => output,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null) child.kill(signal);
-      return exited;
-    },
-  };
 }
 
 /**

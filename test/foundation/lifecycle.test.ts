@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { test } from 'node:test';
 import { loadSecrets } from '../../src/config/secrets.js';
 import { signConnectionToken } from '../../src/security/jwt.js';
 import { RawClient } from '../ws-client.js';
 import { tempDir } from '../helper.js';
-import { runCli, startServerProcess } from '../process.js';
+import { freePort, runCli, startServerProcess } from '../process.js';
 
 test('a fresh start answers /healthz with no set-up; a second start reuses secrets and data', async () => {
   const dataDir = tempDir();
@@ -107,4 +108,19 @@ test('SIGTERM closes real-time clients with 3001 so they reconnect, then exits c
   const { code, reason } = await closed;
   assert.equal(code, 3001);
   assert.deepEqual(JSON.parse(reason), { reason: 'shutdown', reconnect: true });
+});
+
+test('the test harness never takes another server on its port for the one it started', async () => {
+  // Something else listens on the port (in CI: another suite's server took it while ours started),
+  // and its /healthz answers 200. Ours fails to listen: the start must fail, not hand back a URL
+  // that reaches the stranger.
+  const port = await freePort();
+  assert.ok(port < Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]), 'picked below the ephemeral range');
+  const stranger = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  await new Promise<void>((resolve) => stranger.listen(port, '127.0.0.1', resolve));
+  try {
+    await assert.rejects(startServerProcess({ DATA_DIR: tempDir(), PORT: String(port) }), /EADDRINUSE/);
+  } finally {
+    stranger.close();
+  }
 });
