@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createVariation } from '../../src/modules/widgets/variations.service.js';
 import { widgetTokenFor } from '../../src/modules/widgets/widget-tokens.service.js';
 import { chromiumMissing, launchChromium, screenshot, watchProblems } from '../browser/chromium.js';
 import type { TestApp } from '../helper.js';
+import { freePort } from '../process.js';
 import { until } from '../wait.js';
 import { donationsOf, FORM, kofiBody, paymentsApp, STRIPE_WEBHOOK_SECRET, streamerWith, yoomoneyBody } from './fixture.js';
 import { StripeStandIn } from './stripe-standin.js';
@@ -18,14 +18,6 @@ let browser: Browser;
 let standIn: StripeStandIn;
 const contexts: BrowserContext[] = [];
 const problems: string[][] = [];
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function newPage(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 900, height: 700 } });
