@@ -23,16 +23,20 @@
 // package the code `require`s through createRequire (the moderation's confusables, linkify-it and
 // tlds, loaded synchronously on first use) is not bundled either.
 //
-// A bundled CommonJS package runs when it is first required, not when its chunk loads: src/ takes
-// a few (Ajv, fast-json-stringify, qs) with `require('…')` inside the function that first needs
-// them, which esbuild bundles as such a call (under tsx, where ES modules have no `require`, the
-// same code falls back to createRequire and node_modules).
+// - dist/cjs/: CommonJS packages that a process needs only on first use (Ajv and
+//   fast-json-stringify: the first route that validates or serializes by schema; qs: the first
+//   form; light-my-request: Fastify's inject, which a server never calls), bundled apart from the
+//   chunks, so a start neither runs nor even parses their ~0.9 MB. src/ takes them with `require('…')`
+//   inside the function that first needs them (under tsx, where ES modules have no `require`, the
+//   same code falls back to createRequire and node_modules), Fastify's own code requires them
+//   inside functions too, and the chunks' require resolves such a name to its file in dist/cjs/.
 //
 // esbuild transpiles without type checking (`npm run typecheck` does that; `isolatedModules` in
 // tsconfig.json keeps every file transpilable on its own), in a few seconds, which is why `npm ci`,
 // `npm start` and `npm pack` can all build. It is a runtime dependency so that
 // `npm ci --omit=dev` in a checkout can still build.
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -42,6 +46,9 @@ const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
 const EXTERNAL = ['better-sqlite3', 'pino', 'pino-pretty', '@fastify/swagger-ui', 'centrifuge', 'esbuild', 'pg', 'ioredis', '@fastify/cookie'];
 const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+/** dist/cjs/<bundle>.bundle.cjs: the packages each holds (one bundle shares what its packages share, e.g. Ajv). */
+const ON_FIRST_USE = { 'schema-compilers': ['@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'], qs: ['qs'], 'light-my-request': ['light-my-request'] };
+const stubOf = (name) => `${name.replace(/^@/, '').replace(/\//g, '+')}.cjs`;
 
 const assets = [];
 for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true })) {
@@ -50,11 +57,18 @@ for (const entry of fs.readdirSync(src, { recursive: true, withFileTypes: true }
   if (!file.endsWith('.ts')) assets.push(file);
 }
 
-/** Packages in EXTERNAL stay imports; every other package is bundled. */
+/** Packages in EXTERNAL stay imports, those of ON_FIRST_USE requires of their dist/cjs/ file; every other package is bundled. */
+const onFirstUse = new Set(Object.values(ON_FIRST_USE).flat());
 const externals = {
   name: 'externals',
   setup(build) {
-    build.onResolve({ filter: /^[^./]/ }, (args) => (EXTERNAL.includes(packageOf(args.path)) ? { path: args.path, external: true } : undefined));
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (onFirstUse.has(args.path)) {
+        if (args.kind !== 'require-call') throw new Error(`${args.path} is bundled into dist/cjs/ and must be taken with require() where it is first needed (imported by ${path.relative(root, args.importer)})`);
+        return { path: `../cjs/${stubOf(args.path)}`, external: true };
+      }
+      return EXTERNAL.includes(packageOf(args.path)) ? { path: args.path, external: true } : undefined;
+    });
   },
 };
 
@@ -130,7 +144,27 @@ try {
     throw new Error(`a CommonJS package is loaded with import(), which a bundle cannot give its named exports (${packages}): add the package that imports it to EXTERNAL in scripts/build.js`);
   }
   fs.writeFileSync(path.join(staging, 'cli.js'), "// The service's entry; the code is in chunks/ (scripts/build.js).\nimport './chunks/cli.js';\n");
-  fs.writeFileSync(path.join(staging, 'THIRD-PARTY-NOTICES.txt'), thirdPartyNotices(result.metafile));
+  // Each bundle exports its packages by name; a one-line file per package hands out its own. They
+  // resolve from Fastify's folder, which finds its own dependencies (light-my-request) and ours.
+  const fastifyDir = path.dirname(createRequire(path.join(root, 'package.json')).resolve('fastify/package.json'));
+  const inputs = { ...result.metafile.inputs };
+  for (const [name, packages] of Object.entries(ON_FIRST_USE)) {
+    const bundle = await esbuild.build({
+      stdin: { contents: `module.exports = { ${packages.map((p) => `${JSON.stringify(p)}: require(${JSON.stringify(p)})`).join(', ')} };`, resolveDir: fastifyDir, loader: 'js', sourcefile: `dist/cjs/${name}.bundle.cjs` },
+      outfile: path.join(staging, 'cjs', `${name}.bundle.cjs`),
+      bundle: true,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20.19',
+      external: EXTERNAL,
+      legalComments: 'none',
+      metafile: true,
+      logLevel: 'warning',
+    });
+    Object.assign(inputs, bundle.metafile.inputs);
+    for (const p of packages) fs.writeFileSync(path.join(staging, 'cjs', stubOf(p)), `module.exports = require('./${name}.bundle.cjs')[${JSON.stringify(p)}];\n`);
+  }
+  fs.writeFileSync(path.join(staging, 'THIRD-PARTY-NOTICES.txt'), thirdPartyNotices({ inputs }));
   for (const file of assets) {
     const to = path.join(staging, path.relative(src, file));
     fs.mkdirSync(path.dirname(to), { recursive: true });
