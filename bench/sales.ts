@@ -1,5 +1,5 @@
 /**
- * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections 32] [--seconds 5] [--rounds 3] [--dialect sqlite|postgres|both]` (or `--rounds=3`);
+ * Signed merchandise-sale throughput: `npx tsx bench/sales.ts [--connections 32] [--seconds 5] [--rounds 3] [--warm-up 2] [--dialect sqlite|postgres|both]` (or `--rounds=3`);
  * `--against <other checkout> [--dialect postgres]` compares two trees in one run (`compareTrees`).
  *
  * A real listening server in its own process (SQLite file in a temp dir, production durability:
@@ -100,13 +100,14 @@ async function main(): Promise<void> {
   const connections = numberArg('connections', 32);
   const seconds = numberArg('seconds', 5);
   const rounds = numberArg('rounds', 3);
+  const warmUp = numberArg('warm-up', 2);
   const dialects = dialectsArg();
   const profile = process.env.BENCH_CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROFILE}`] : [];
   const loadBefore = os.loadavg()[0]!;
   const servers = await Promise.all(
     dialects.map(async (dialect) => {
       const server = await startServer<Seed>(import.meta.url, { execArgv: profile, args: ['--dialect', dialect] });
-      const bodies = signedBodies(server.ready, 12_000 * (seconds * rounds + 2), `${dialect}-${Date.now().toString(36)}`);
+      const bodies = signedBodies(server.ready, 12_000 * (seconds * rounds + warmUp), `${dialect}-${Date.now().toString(36)}`);
       return { dialect, server, bodies, next: 0, results: [] as AutocannonResult[], warmUp: undefined as AutocannonResult | undefined };
     }),
   );
@@ -133,7 +134,9 @@ async function main(): Promise<void> {
       requests: [{ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Bearer ${baselineSeed.token}` }, body: baselineBody }],
     });
 
-  for (const side of servers) side.warmUp = await sale(side, 2); // JIT, page cache; its sales count in the final check
+  // JIT, page cache; its sales count in the final check. The JIT is still busy a few seconds in
+  // (bench/README.md): --warm-up 15 measures a server that has settled.
+  for (const side of servers) side.warmUp = await sale(side, warmUp);
   await baseline(1);
   // CPU per answered request, of the server process and (PostgreSQL) of its database backends, and
   // the share of one core this load generator used: on a loaded machine the requests per second
@@ -226,13 +229,14 @@ async function compareTrees(against: string): Promise<void> {
   const connections = numberArg('connections', 32);
   const seconds = numberArg('seconds', 4);
   const rounds = numberArg('rounds', 3);
+  const warmUp = numberArg('warm-up', 4);
   const dialect = dialectArg();
   const trees = { A: path.resolve(against), B: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..') };
   const loadBefore = os.loadavg()[0]!;
   const servers = await Promise.all(
     (['A', 'B'] as const).map(async (name) => {
       const server = await startServer<Seed>(pathToFileURL(`${trees[name]}/bench/sales.ts`).href, { args: ['--dialect', dialect] });
-      const bodies = signedBodies(server.ready, 12_000 * (seconds * rounds + 4), `${name}-${Date.now().toString(36)}`);
+      const bodies = signedBodies(server.ready, 12_000 * (seconds * rounds + warmUp), `${name}-${Date.now().toString(36)}`);
       return { name, dialect, server, bodies, next: 0 };
     }),
   );
@@ -249,7 +253,7 @@ async function compareTrees(against: string): Promise<void> {
     autocannon({ url: `${side.server.ready.url}/bench/baseline`, connections, duration, requests: [{ method: 'POST', headers: headers(side), body: side.bodies.at(-1)! }] });
   // JIT and caches of both trees warm before the first measured round.
   for (const side of servers) {
-    await sale(side, 4);
+    await sale(side, warmUp);
     await bare(side, 2);
   }
   const rows: Record<string, unknown>[] = [];
