@@ -42,8 +42,8 @@ export class RawClient {
     this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
-  /** The next unread reply or push as text; fails after `ms`. */
-  async nextRaw(ms = 2000): Promise<string> {
+  /** The next unread reply or push as text; fails after `ms` (a bound for a loaded machine, not an expectation). */
+  async nextRaw(ms = 20_000): Promise<string> {
     const deadline = Date.now() + ms;
     while (this.#queue.length === 0) {
       const left = deadline - Date.now();
@@ -60,7 +60,7 @@ export class RawClient {
     return this.#queue.shift()!;
   }
 
-  async next(ms = 2000): Promise<any> {
+  async next(ms = 20_000): Promise<any> {
     return JSON.parse(await this.nextRaw(ms));
   }
 
@@ -71,7 +71,7 @@ export class RawClient {
   }
 
   /** The reply to command `id`, whenever it arrived (read or not). */
-  async reply(id: number, ms = 3000): Promise<any> {
+  async reply(id: number, ms = 20_000): Promise<any> {
     return until(() => this.frames.find((f) => f.id === id), ms, `reply ${id}`);
   }
 

@@ -26,7 +26,7 @@ describe('workers share one broker through the primary', () => {
     const p2 = await b.publish(c, '{"n":2}', H);
     assert.deepEqual([p1.offset, p2.offset], [1, 2]);
     assert.equal(p1.epoch, p2.epoch);
-    await until(() => got.a!.length === 2 && got.b!.length === 2, 2000, 'deliveries');
+    await until(() => got.a!.length === 2 && got.b!.length === 2, 20_000, 'deliveries');
     await sleep(20);
     assert.deepEqual(got.a, got.b);
     assert.deepEqual((await b.history(c)).position, { offset: 2, epoch: p1.epoch });
@@ -70,7 +70,7 @@ describe('workers share one broker through the primary', () => {
     cluster.disconnect(1);
     await assert.rejects(a.publish('ch', '1', H), /primary process of this cluster is gone/);
     await b.publish('ch', '2', H);
-    await until(() => got.length === 1, 2000, 'delivery to the survivor');
+    await until(() => got.length === 1, 20_000, 'delivery to the survivor');
     assert.deepEqual(got, ['2']);
     cluster.close();
   });

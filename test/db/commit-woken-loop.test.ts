@@ -122,7 +122,7 @@ test("a round's events are flushed to the sockets before the round writes its pu
     const user = await makeUser(t.database.db);
     await relay.start();
     await createDonation(t.database.db, { userId: user.id, amount: '1', currency: 'USD' });
-    await until(async () => (await allEvents(t.database.db)).every((e) => e.publishedAt !== null), 5000, 'the event marked published');
+    await until(async () => (await allEvents(t.database.db)).every((e) => e.publishedAt !== null), 20_000, 'the event marked published');
     assert.deepEqual(seen, ['published 1', 'flush, 0 marked']);
   } finally {
     await relay.stop();

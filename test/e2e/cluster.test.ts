@@ -58,7 +58,7 @@ describe('two nodes sharing PostgreSQL and Redis', { skip: !runnable && 'Postgre
       assert.equal((await ws.reply(2)).error, undefined);
 
       await donateThrough(nodeA, streamer.code, 'Across nodes');
-      await until(() => ws.pushes(channel).some((p) => p.result.data?.data?.username === 'Across nodes'), 3000, 'the donation on node B');
+      await until(() => ws.pushes(channel).some((p) => p.result.data?.data?.username === 'Across nodes'), 20_000, 'the donation on node B');
       const listed = (await (await api(nodeA, '/alerts/donations')).json()).data;
       assert.equal(listed[0].username, 'Across nodes');
     } finally {

@@ -48,7 +48,7 @@ describe('donation events end to end (real server, SQLite, memory broker)', () =
     client.send({ params: { channel, token: channels[0].token }, method: 1, id: 2 });
     const subscribed = await client.reply(2);
     assert.equal(subscribed.error, undefined, JSON.stringify(subscribed));
-    await until(() => client.pushes(channel).some((p) => p.result.type === 1), 2000, 'JOIN push');
+    await until(() => client.pushes(channel).some((p) => p.result.type === 1), 20_000, 'JOIN push');
     const join = client.pushes(channel).find((p) => p.result.type === 1);
     assert.deepEqual(join.result.data.info, { user: String(streamerId), client: connected.result.client });
     return client;
@@ -59,7 +59,7 @@ describe('donation events end to end (real server, SQLite, memory broker)', () =
     const client = await connectAndSubscribe(channel);
     try {
       const donation = await createDonation(t.database.db, { userId: streamerId, amount: '12.50', currency: 'USD', username: 'Donor', message: 'Hello <b>there</b>' });
-      await until(() => client.pushes(channel).some((p) => p.result.data?.data), 2000, 'publication');
+      await until(() => client.pushes(channel).some((p) => p.result.data?.data), 20_000, 'publication');
       const pub = client.pushes(channel).find((p) => p.result.data?.data).result;
       assert.deepEqual(pub.data.data, { ...donation, reason: 'default' });
       assert.equal(typeof pub.data.offset, 'number');
@@ -135,7 +135,7 @@ describe('donation events end to end (real server, SQLite, memory broker)', () =
     try {
       await subscribed;
       const donation = await createDonation(t.database.db, { userId: streamerId, amount: '3', currency: 'EUR', username: 'Modern' });
-      await until(() => got.length > 0, 2000, 'publication');
+      await until(() => got.length > 0, 20_000, 'publication');
       assert.deepEqual(got[0], { ...donation, reason: 'default' });
     } finally {
       c.disconnect();

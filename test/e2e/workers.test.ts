@@ -207,7 +207,7 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
         await donate(names.at(-1)!);
         await until(() => got.length === names.length, 10_000, 'a live publication');
         for (const socket of proxied) socket.destroy();
-        await until(() => disconnects === drop, 5000, 'the drop');
+        await until(() => disconnects === drop, 20_000, 'the drop');
         names.push(`legacy-missed-${drop}`);
         await donate(names.at(-1)!);
         await until(() => subscribed.length === drop + 1, 10_000, 'the re-subscription');

@@ -125,9 +125,9 @@ for (const { dialect, mode } of suites) {
       relay.start();
       try {
         // The start-up round publishes what was there; after it, only a wake-up can find more.
-        await until(() => p.events.length === 1, 5000, 'the start-up round');
+        await until(() => p.events.length === 1, 20_000, 'the start-up round');
         await write(1, 41);
-        await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_41')), 5000, 'the committed event to be published');
+        await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_41')), 20_000, 'the committed event to be published');
       } finally {
         await relay.stop();
       }
@@ -147,7 +147,7 @@ for (const { dialect, mode } of suites) {
       await write(1, 42);
       relay.start();
       try {
-        await until(() => !first, 5000, 'the first round to be publishing');
+        await until(() => !first, 20_000, 'the first round to be publishing');
         if (inProcess) {
           // The round holds the connection until its marks are written: the commit queues behind it.
           const written = write(1, 43);
@@ -157,7 +157,7 @@ for (const { dialect, mode } of suites) {
           await write(1, 43); // commits while the round is blocked in publish
           release();
         }
-        await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_43')), 5000, 'the event committed mid-round');
+        await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_43')), 20_000, 'the event committed mid-round');
       } finally {
         await relay.stop();
       }
@@ -170,7 +170,7 @@ for (const { dialect, mode } of suites) {
       try {
         // Inserted outside any transaction of ours, as another process would: no commit signal.
         await t.database.db.insertInto('outbox').values({ type: 'custom_alert.created', user_id: 44, channels: '["polled"]', payload: '{}', created_at: Date.now() }).execute();
-        await until(() => p.events.some((e) => e.channels.includes('polled')), 5000, 'the polled row');
+        await until(() => p.events.some((e) => e.channels.includes('polled')), 20_000, 'the polled row');
       } finally {
         await relay.stop();
       }
@@ -198,7 +198,7 @@ for (const { dialect, mode } of suites) {
         const restarted = new OutboxRelay(t.database, eventPublisher(node, { inProcess }), { owner: new ClaimOwner('node-a', owner.pid) });
         restarted.start();
         try {
-          await until(async () => (await outboxBacklog(db)).backlog === 0, 5000, 'the events to be marked published');
+          await until(async () => (await outboxBacklog(db)).backlog === 0, 20_000, 'the events to be marked published');
         } finally {
           await restarted.stop();
         }
@@ -228,7 +228,7 @@ for (const { dialect, mode } of suites) {
         const relay = new OutboxRelay(t.database, p, { owner: new ClaimOwner('node-b'), pollMs: 20, claimTimeoutMs: 30_000 });
         relay.start();
         try {
-          await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_51')) && p.events.some((e) => e.channels.includes('$widget:alerts_53')), 5000, 'the dead claims');
+          await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_51')) && p.events.some((e) => e.channels.includes('$widget:alerts_53')), 20_000, 'the dead claims');
           await new Promise((r) => setTimeout(r, 100)); // several more polls
           assert.equal(p.events.some((e) => e.channels.includes('$widget:alerts_52')), false, 'a live claim of another node is left to it');
         } finally {
@@ -276,7 +276,7 @@ for (const { dialect, mode } of suites) {
         await relay.start();
         try {
           for (let i = 0; i < 3; i++) await write(1, 65);
-          await until(async () => (await pending()) === 0, 5000, 'the batch marked');
+          await until(async () => (await pending()) === 0, 20_000, 'the batch marked');
         } finally {
           await relay.stop();
         }
@@ -291,7 +291,7 @@ for (const { dialect, mode } of suites) {
           // Another connection, as another process (the CLI) would write: no commit of ours.
           await other.db.insertInto('outbox').values({ type: 'custom_alert.created', user_id: 61, channels: '["other"]', payload: '{"i":"other"}', created_at: Date.now() }).execute();
           await write(1, 61);
-          await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_61')), 5000, 'our event');
+          await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_61')), 20_000, 'our event');
           const ours = p.events.filter((e) => e.channels.includes('other') || e.channels.includes('$widget:alerts_61'));
           assert.deepEqual(ours.map((e) => e.channels[0]), ['other', '$widget:alerts_61']);
           assert.ok(ours[0]!.id < ours[1]!.id);
@@ -342,13 +342,13 @@ for (const { dialect, mode } of suites) {
         const marked = async (userId: number) => (await t.database.db.selectFrom('outbox').select('published_at').where('user_id', '=', userId).executeTakeFirstOrThrow()).published_at !== null;
         try {
           await write(1, 70);
-          await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_71')), 5000, 'the row read by the round');
-          await until(() => marked(70), 5000, 'the mark of the commit\'s event');
+          await until(() => p.events.some((e) => e.channels.includes('$widget:alerts_71')), 20_000, 'the row read by the round');
+          await until(() => marked(70), 20_000, 'the mark of the commit\'s event');
           assert.equal(await marked(71), false);
         } finally {
           await sql`drop trigger refuse_mark_71`.execute(t.database.db);
           other.close();
-          await until(() => marked(71), 5000, 'the read row marked once the trigger is gone');
+          await until(() => marked(71), 20_000, 'the read row marked once the trigger is gone');
           await relay.stop();
         }
       });
@@ -361,7 +361,7 @@ for (const { dialect, mode } of suites) {
         await b.start();
         try {
           for (let i = 0; i < 5; i++) await write(1, 63);
-          await until(() => p.events.filter((e) => e.channels.includes('$widget:alerts_63')).length >= 5, 5000, 'the events');
+          await until(() => p.events.filter((e) => e.channels.includes('$widget:alerts_63')).length >= 5, 20_000, 'the events');
           await new Promise((r) => setTimeout(r, 100)); // several polls of both
           assert.equal(p.events.filter((e) => e.channels.includes('$widget:alerts_63')).length, 5);
         } finally {

@@ -35,7 +35,7 @@ function contract(name: string, make: () => Promise<{ broker: Broker; cleanup():
       assert.equal(p2.offset, 2);
       assert.equal(p1.epoch, p2.epoch);
       assert.ok(p1.epoch.length > 0);
-      await until(() => got.filter((g) => g.channel === c).length === 2, 2000, 'deliveries');
+      await until(() => got.filter((g) => g.channel === c).length === 2, 20_000, 'deliveries');
       const mine = got.filter((g) => g.channel === c).map((g) => g.pub);
       assert.deepEqual(mine, [
         { offset: 1, epoch: p1.epoch, data: payload },
@@ -112,7 +112,7 @@ function contract(name: string, make: () => Promise<{ broker: Broker; cleanup():
       await broker.subscribe(c);
       const p = await broker.publish(c, '{"n":1}', { historySize: 0, historyTtlMs: 0, historyMetaTtlMs: 0 });
       assert.equal(p.offset, 0);
-      await until(() => got.some((g) => g.channel === c), 2000, 'delivery');
+      await until(() => got.some((g) => g.channel === c), 20_000, 'delivery');
       assert.equal(got.find((g) => g.channel === c)!.pub.offset, 0);
       assert.deepEqual((await broker.history(c)).publications, []);
     });
@@ -127,7 +127,7 @@ function contract(name: string, make: () => Promise<{ broker: Broker; cleanup():
       const next = await broker.publish(c, '{"event":9}', H, '9@1000');
       assert.deepEqual(again, first);
       assert.deepEqual([first.offset, other.offset, next.offset], [1, 2, 3]);
-      await until(() => got.filter((g) => g.channel === c).length >= 3, 2000, 'deliveries');
+      await until(() => got.filter((g) => g.channel === c).length >= 3, 20_000, 'deliveries');
       await sleep(50);
       assert.deepEqual(got.filter((g) => g.channel === c).map((g) => [g.pub.offset, g.pub.data]), [[1, '{"event":7}'], [2, '{"event":8}'], [3, '{"event":9}']]);
       assert.deepEqual((await broker.history(c)).publications.map((p) => p.data), ['{"event":7}', '{"event":8}', '{"event":9}']);

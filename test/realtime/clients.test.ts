@@ -55,28 +55,28 @@ describe('real clients: centrifuge-js 2.8.5 and 5.x', () => {
     });
     try {
       c.connect();
-      await until(() => subscribed.length === 1, 3000, 'subscribe');
+      await until(() => subscribed.length === 1, 20_000, 'subscribe');
       assert.equal(requests[0].channels[0], channel);
       assert.match(requests[0].client, /^[0-9a-f-]{36}$/);
-      await until(() => joins.length === 1, 1000, 'join');
+      await until(() => joins.length === 1, 20_000, 'join');
       assert.deepEqual(joins[0].info, { user, client: requests[0].client });
 
       await s.node.publish(channel, { id: 1, reason: 'default' });
-      await until(() => got.length === 1, 2000, 'publication');
+      await until(() => got.length === 1, 20_000, 'publication');
       assert.deepEqual(got[0].data, { id: 1, reason: 'default' });
       assert.equal(got[0].seq, 1);
 
       dropAll();
-      await until(() => disconnects === 1, 2000, 'disconnect');
+      await until(() => disconnects === 1, 20_000, 'disconnect');
       await s.node.publish(channel, { id: 2, reason: 'default' });
       await s.node.publish(channel, { id: 3, reason: 'default' });
-      await until(() => subscribed.length === 2, 5000, 'resubscribe');
+      await until(() => subscribed.length === 2, 20_000, 'resubscribe');
       assert.equal(subscribed[1].recovered, true);
       assert.notEqual(requests[1].client, requests[0].client, 'a new client id after reconnecting');
-      await until(() => got.length === 3, 2000, 'recovered publications');
+      await until(() => got.length === 3, 20_000, 'recovered publications');
       assert.deepEqual(got.map((g) => g.data.id), [1, 2, 3]);
       await s.node.publish(channel, { id: 4, reason: 'default' });
-      await until(() => got.length === 4, 2000, 'live publication after recovery');
+      await until(() => got.length === 4, 20_000, 'live publication after recovery');
     } finally {
       sub.unsubscribe();
       c.disconnect();
@@ -106,10 +106,10 @@ describe('real clients: centrifuge-js 2.8.5 and 5.x', () => {
     try {
       c.connect();
       sub.subscribe();
-      await until(() => subscribed.length === 1, 3000, 'subscribed');
+      await until(() => subscribed.length === 1, 20_000, 'subscribed');
       assert.equal(subscribed[0].recoverable, true);
       await s.node.publish(channel, { id: 1, title: 'Goal', reason: 'updated' });
-      await until(() => got.length === 1, 2000, 'publication');
+      await until(() => got.length === 1, 20_000, 'publication');
       assert.deepEqual(got[0].data, { id: 1, title: 'Goal', reason: 'updated' });
       assert.equal(got[0].offset, 1);
 
@@ -118,10 +118,10 @@ describe('real clients: centrifuge-js 2.8.5 and 5.x', () => {
       await connecting;
       await s.node.publish(channel, { id: 2, reason: 'updated' });
       await s.node.publish(channel, { id: 3, reason: 'finished' });
-      await until(() => subscribed.length === 2, 5000, 'resubscribed');
+      await until(() => subscribed.length === 2, 20_000, 'resubscribed');
       assert.equal(subscribed[1].wasRecovering, true);
       assert.equal(subscribed[1].recovered, true);
-      await until(() => got.length === 3, 2000, 'recovered publications');
+      await until(() => got.length === 3, 20_000, 'recovered publications');
       assert.deepEqual(got.map((g) => [g.data.id, g.offset]), [[1, 1], [2, 2], [3, 3]]);
       assert.equal(tokenCalls, 1, 'the channel token is reused after reconnecting with a new client id');
     } finally {

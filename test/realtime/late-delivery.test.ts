@@ -77,7 +77,7 @@ test('a publication reaching the node after a subscribe reply already covered it
     // The held deliveries of 1 and 2 arrive now, then 3 as usual.
     broker.release();
     await s.node.publish(channel, { n: 3 });
-    await until(() => [a, b, c, l].every((x) => pushedOffsets(x, channel).includes(3)), 3000, 'publication 3 everywhere');
+    await until(() => [a, b, c, l].every((x) => pushedOffsets(x, channel).includes(3)), 20_000, 'publication 3 everywhere');
     await sleep(150); // a late repeat would be here by now
     assert.deepEqual(pushedOffsets(a, channel), [1, 2, 3], 'A was subscribed before: gets all three once');
     assert.deepEqual(pushedOffsets(b, channel), [3], 'B had 1 and 2 in its reply');

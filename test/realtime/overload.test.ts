@@ -71,7 +71,7 @@ test('publications that pile up while fan-out is behind go out together, one mes
     let messages = 0;
     a.ws.on('message', () => messages++);
     for (let n = 1; n <= 10; n++) await s.node.publish(CHANNEL, { n });
-    await until(() => offsets(a).length === 10, 3000, 'ten publications');
+    await until(() => offsets(a).length === 10, 20_000, 'ten publications');
     assert.deepEqual(offsets(a), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     assert.equal(messages, 1, 'the ten were queued before the first slice: one message, ten lines');
     a.close();

@@ -32,7 +32,7 @@ test('connections alternate between the two nodes; a publication through either 
     const p1 = await first!.publish(CHANNEL, { n: 1 });
     const p2 = await second!.publish(CHANNEL, { n: 2 });
     assert.deepEqual([p1.offset, p2.offset, p2.epoch], [1, 2, p1.epoch]);
-    await until(() => offsets(a).length === 2 && offsets(b).length === 2, 3000, 'both publications on both nodes');
+    await until(() => offsets(a).length === 2 && offsets(b).length === 2, 20_000, 'both publications on both nodes');
     await sleep(50); // a repeat would be here by now
     for (const c of [a, b]) assert.deepEqual(pushes(c), [{ data: { n: 1 }, offset: 1 }, { data: { n: 2 }, offset: 2 }]);
     a.close();

@@ -98,7 +98,7 @@ describe('webhook delivery log API (/api/v1/webhooks/{id}/deliveries)', () => {
     await f.donate(9);
     const log = await delivered(sub.id, 1);
     const original = log.data[0];
-    await until(() => r.received.length === 1, 5000, 'first delivery');
+    await until(() => r.received.length === 1, 20_000, 'first delivery');
     const response = await f.t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${sub.id}/deliveries/${original.id}/redeliver`, headers: f.auth() });
     assert.equal(response.statusCode, 202, response.body);
     const queued = json(response).data;
@@ -107,7 +107,7 @@ describe('webhook delivery log API (/api/v1/webhooks/{id}/deliveries)', () => {
     assert.equal(queued.event_type, 'donation.created');
     assert.equal(queued.status, 'pending');
     assert.deepEqual(queued.attempts, []);
-    await until(() => r.received.length === 2, 5000, 'the redelivery');
+    await until(() => r.received.length === 2, 20_000, 'the redelivery');
     assert.equal(r.received[1]!.headers['webhook-id'], r.received[0]!.headers['webhook-id']);
     assert.equal(r.received[1]!.body, r.received[0]!.body);
     const after = await delivered(sub.id, 2);
