@@ -185,6 +185,15 @@ async function appServer(): Promise<void> {
   const port = (app.server.address() as AddressInfo).port;
   let seq = 0;
   let commitHist = newHistogram();
+  // When the donation's commit returned (durable), from its start: the first commit this process
+  // reports after it (one donation is under way at a time). The rest of its path is the event's.
+  let durableHist = newHistogram();
+  let waitingFrom = 0;
+  app.ctx.database.onCommit(() => {
+    if (waitingFrom === 0) return;
+    record(durableHist, now() - waitingFrom);
+    waitingFrom = 0;
+  });
   serveIpc({
     port: () => port,
     // Real-time tokens name a real, active account (the service checks it at connect): the first
@@ -195,17 +204,22 @@ async function appServer(): Promise<void> {
     paced: async (m) => {
       const spread = (m.channels as number | undefined) ?? 1;
       commitHist = newHistogram();
+      durableHist = newHistogram();
       const stopProfile = await profileSteadyState(`${dialect}-${spread}ch`);
       await paced(m.rate as number, m.seconds as number, async () => {
         const userId = spread === 1 ? user.id : ids[seq++ % Math.min(spread, ids.length)]!;
         const t0 = now();
+        waitingFrom = t0;
         await createDonation(db, { userId, amount: '5', currency: 'USD', username: 'Bench donor', message: `ts:${t0}` });
         record(commitHist, now() - t0);
+        waitingFrom = 0;
       });
       await stopProfile();
     },
     // How long createDonation took (to durable commit) in the last paced run.
     commits: () => sparse(commitHist),
+    // How long each took to its durable commit (the commit listeners' call) in the last paced run.
+    durable: () => sparse(durableHist),
     // Closes the app and removes its data directory (or PostgreSQL schema); the process then exits.
     async stop() {
       await bench.close();
@@ -558,7 +572,7 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
   try {
     for (const shape of shapes) {
       const subscribers = shape.channels * shape.perChannel;
-      const runs: Record<string, { hist: Uint32Array; commits: Uint32Array | null; cpuMs: number; load: number }[]> = Object.fromEntries(kinds.map((k) => [k, []]));
+      const runs: Record<string, { hist: Uint32Array; commits: Uint32Array | null; durable: Uint32Array | null; cpuMs: number; load: number }[]> = Object.fromEntries(kinds.map((k) => [k, []]));
       for (let round = 0; round < rounds; round++) {
         // Rotate the order each round, so no side always runs first.
         for (const kind of kinds.map((_, i) => kinds[(i + round) % kinds.length]!)) {
@@ -576,22 +590,24 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
           const cpu1 = await callIpc<NodeJS.CpuUsage>(server, 'cpu');
           const hists = await Promise.all(group.map((c) => callIpc<[number, number][]>(c, 'histogram')));
           const commits = app ? merged([await callIpc<[number, number][]>(server, 'commits')]) : null;
-          runs[kind]!.push({ hist: merged(hists), commits, cpuMs: (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000, load: os.loadavg()[0]! });
+          const durable = app ? merged([await callIpc<[number, number][]>(server, 'durable')]) : null;
+          runs[kind]!.push({ hist: merged(hists), commits, durable, cpuMs: (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000, load: os.loadavg()[0]! });
           await Promise.all(group.map((c) => callIpc(c, 'close', { kind: 'app' })));
           await waitCount(server, 0);
         }
       }
       console.log(`\n## Latency: ${shape.name} (${shape.channels} channel(s) × ${shape.perChannel} subscribers, ${shape.rate} messages/s, ${seconds} s, ${rounds} rotating rounds)`);
-      console.log('round | path | deliveries (expected) | p50 ms | p99 ms | max ms | p50 ÷ node p50 | createDonation p50 / p99 ms | server CPU ms | load (1 min)');
+      console.log('round | path | deliveries (expected) | p50 ms | p99 ms | max ms | p50 ÷ node p50 | durable commit p50 / p99 ms | createDonation p50 / p99 ms | server CPU ms | load (1 min)');
       for (let round = 0; round < rounds; round++) {
         const nodeP50 = percentile(runs.node![round]!.hist, 0.5);
         for (const kind of kinds) {
-          const { hist, commits, cpuMs, load } = runs[kind]![round]!;
+          const { hist, commits, durable, cpuMs, load } = runs[kind]![round]!;
           const samples = hist.reduce((a, b) => a + b, 0);
           const p50 = percentile(hist, 0.5);
           const label = kind === 'node' ? 'node alone (publish → subscriber)' : `whole service, ${kind.replace('app-', '').replace('before-', 'before: ')}`;
           const commit = commits ? `${percentile(commits, 0.5)} / ${percentile(commits, 0.99)}` : '–';
-          console.log(`${round + 1} | ${label} | ${samples} (${shape.perChannel * shape.rate * seconds}) | ${p50} | ${percentile(hist, 0.99)} | ${percentile(hist, 1)} | ${(p50 / nodeP50).toFixed(2)} | ${commit} | ${cpuMs.toFixed(0)} | ${load.toFixed(1)}`);
+          const durableAt = durable ? `${percentile(durable, 0.5)} / ${percentile(durable, 0.99)}` : '–';
+          console.log(`${round + 1} | ${label} | ${samples} (${shape.perChannel * shape.rate * seconds}) | ${p50} | ${percentile(hist, 0.99)} | ${percentile(hist, 1)} | ${(p50 / nodeP50).toFixed(2)} | ${durableAt} | ${commit} | ${cpuMs.toFixed(0)} | ${load.toFixed(1)}`);
         }
       }
     }
