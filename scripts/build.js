@@ -11,6 +11,13 @@
 // - every file under src/ that is not TypeScript copied at the same relative path (static assets),
 //   and each `import.meta.url` in src/ rewritten to the URL its file would have at that place, so a
 //   module finds what lies beside it in dist/ as it does in src/ (src/web/static.ts → dist/web/static/).
+// - dist/cjs/: CommonJS packages that a process needs only on first use (Ajv and
+//   fast-json-stringify: the first route that validates or serializes by schema; qs: the first
+//   form; light-my-request: Fastify's inject, which a server never calls), bundled apart from the
+//   chunks, so a start neither runs nor even parses their ~0.9 MB. src/ takes them with `require('…')`
+//   inside the function that first needs them (under tsx, where ES modules have no `require`, the
+//   same code falls back to createRequire and node_modules), Fastify's own code requires them
+//   inside functions too, and the chunks' require resolves such a name to its file in dist/cjs/.
 // - dist/THIRD-PARTY-NOTICES.txt: the licence of every package bundled (MIT and alike ask for the
 //   notice to travel with copies of the code).
 //
@@ -22,14 +29,6 @@
 // as `default`, where Node finds the names (the build refuses a bundle with such an import). A
 // package the code `require`s through createRequire (the moderation's confusables, linkify-it and
 // tlds, loaded synchronously on first use) is not bundled either.
-//
-// - dist/cjs/: CommonJS packages that a process needs only on first use (Ajv and
-//   fast-json-stringify: the first route that validates or serializes by schema; qs: the first
-//   form; light-my-request: Fastify's inject, which a server never calls), bundled apart from the
-//   chunks, so a start neither runs nor even parses their ~0.9 MB. src/ takes them with `require('…')`
-//   inside the function that first needs them (under tsx, where ES modules have no `require`, the
-//   same code falls back to createRequire and node_modules), Fastify's own code requires them
-//   inside functions too, and the chunks' require resolves such a name to its file in dist/cjs/.
 //
 // esbuild transpiles without type checking (`npm run typecheck` does that; `isolatedModules` in
 // tsconfig.json keeps every file transpilable on its own), in a few seconds, which is why `npm ci`,
@@ -45,6 +44,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
 const EXTERNAL = ['better-sqlite3', 'pino', 'pino-pretty', '@fastify/swagger-ui', 'centrifuge', 'esbuild', 'pg', 'ioredis', '@fastify/cookie'];
+/** External CommonJS packages a start loads (a static import of one is made a require). */
+const REQUIRED = ['better-sqlite3', '@fastify/cookie'];
 const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
 /** dist/cjs/<bundle>.bundle.cjs: the packages each holds (one bundle shares what its packages share, e.g. Ajv). */
 const ON_FIRST_USE = { 'schema-compilers': ['@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'], qs: ['qs'], 'light-my-request': ['light-my-request'] };
@@ -67,8 +68,13 @@ const externals = {
         if (args.kind !== 'require-call') throw new Error(`${args.path} is bundled into dist/cjs/ and must be taken with require() where it is first needed (imported by ${path.relative(root, args.importer)})`);
         return { path: `../cjs/${stubOf(args.path)}`, external: true };
       }
-      return EXTERNAL.includes(packageOf(args.path)) ? { path: args.path, external: true } : undefined;
+      if (!EXTERNAL.includes(packageOf(args.path))) return undefined;
+      // A static import of an external CommonJS package becomes a require: Node would otherwise
+      // resolve it as an ES module import and scan its source (and what it re-exports) for names.
+      if (args.kind === 'import-statement' && REQUIRED.includes(args.path)) return { path: args.path, namespace: 'required' };
+      return { path: args.path, external: true };
     });
+    build.onLoad({ filter: /.*/, namespace: 'required' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
   },
 };
 
