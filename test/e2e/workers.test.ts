@@ -59,7 +59,7 @@ describe('serve --workers 2 (SQLite, no Redis)', () => {
         pid = line ? Number(JSON.parse(line).pid) : 0;
         return pid > 0;
       },
-      5000,
+      20_000,
       `the request log line of ${reqId}`,
     );
     return { res, pid };

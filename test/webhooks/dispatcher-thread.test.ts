@@ -22,7 +22,7 @@ describe('webhook dispatcher thread', () => {
     const row = await until(async () => {
       const rows = await db().selectFrom('outbox').select(['id', 'published_at', 'webhooks_at']).where('type', '=', 'donation.created').execute();
       return rows.find((r) => r.published_at !== null);
-    }, 5000, 'published');
+    }, 60_000, 'published');
     assert.equal(row.webhooks_at, null, 'never read: no dispatcher runs');
     await deletePublishedBefore(db(), Date.now() + 1);
     assert.equal(await outboxRow(row.id), undefined);
@@ -32,11 +32,11 @@ describe('webhook dispatcher thread', () => {
     const r = await receiver();
     await f.donate(2); // before the subscription
     const sub = await f.subscribe(r.url, ['donation.created']);
-    await until(() => f.t.app.ctx.webhooks.running, 20_000, 'the thread started');
+    await until(() => f.t.app.ctx.webhooks.running, 60_000, 'the thread started');
     await f.donate(3);
-    await until(() => r.received.length >= 1, 20_000, 'a delivery');
+    await until(() => r.received.length >= 1, 60_000, 'a delivery');
     // Everything up to now is read (the one from before without a delivery for it).
-    await until(async () => (await db().selectFrom('outbox').select('id').where('webhooks_at', 'is', null).execute()).length === 0, 20_000, 'all read');
+    await until(async () => (await db().selectFrom('outbox').select('id').where('webhooks_at', 'is', null).execute()).length === 0, 60_000, 'all read');
     assert.deepEqual(r.received.map((m) => m.json.data.amount), [3]);
     const deliveries = await db().selectFrom('webhook_deliveries').select('id').where('subscription_id', '=', sub.id).execute();
     assert.equal(deliveries.length, 1);

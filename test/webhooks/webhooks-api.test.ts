@@ -152,7 +152,7 @@ describe('webhooks API (/api/v1/webhooks)', () => {
     after(() => own.close());
     const sub = await f.subscribe(own.url, ['donation.created']);
     const donation = await f.donate(7, 'webhook donor');
-    const got = await until(() => own.received.find((r) => r.json?.data?.id === donation.id), 20_000, 'the donation webhook');
+    const got = await until(() => own.received.find((r) => r.json?.data?.id === donation.id), 60_000, 'the donation webhook');
     assert.equal(own.received.length, 1);
     const verified = new Webhook(sub.secret).verify(got.body, got.headers as Record<string, string>) as any;
     assert.equal(verified.type, 'donation.created');
