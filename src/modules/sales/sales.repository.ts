@@ -157,6 +157,11 @@ function buildContextsQuery(db: Kysely<DB>): CompiledQuery {
   const batch = sql<{ merchant_identifier: string; merchandise_identifier: string; user_id: number; external_id: string; ord: number }>`(select * from unnest(
     ${[]}::text[], ${[]}::text[], ${[]}::bigint[], ${[]}::text[]
   ) with ordinality as k(merchant_identifier, merchandise_identifier, user_id, external_id, ord))`;
+  // Each row of keys runs the one-sale look-up as a lateral subquery, where its keys are constants:
+  // every join stays an index look-up on both columns whatever the planner thinks of the tables'
+  // sizes. (As a plain join over the keys, a freshly loaded table without statistics had PostgreSQL
+  // scan all of a merchant's sales for each key.) A left join, so the version comes back even when
+  // no key matched a merchant.
   const key = <T>(column: string) => sql<T>`${sql.ref(`k.${column}`)}`;
   const query = db
     .selectFrom(batch.as('k'))
