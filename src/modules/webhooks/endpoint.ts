@@ -290,7 +290,7 @@ function send(url: URL, target: { address: string; family: number }, headers: Re
         response.on('error', end);
       },
     );
-    const timer = setTimeout(() => finish({ statusCode: null, error: `timed out after ${opts.timeoutMs} ms`, excerpt: null }), Math.max(0, deadline - performance.now()));
+    const timer = setTimeout(() => finish({ statusCode: null, error: `timed out after ${Math.round(opts.timeoutMs)} ms`, excerpt: null }), Math.max(0, deadline - performance.now()));
     request.on('error', (err: NodeJS.ErrnoException) => {
       const stale = !responded && request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
       finish({ statusCode: null, error: `${err.code ?? 'error'}: ${err.message}`, excerpt: null, staleSocket: stale });
