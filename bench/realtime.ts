@@ -11,6 +11,8 @@
  *    5,000 streamers × 2 subscribers, 200 donations/s spread over the streamers; p50/p99 across all
  *    deliveries, alternating the node alone (publish → subscriber) and the whole service (`buildApp`
  *    on SQLite and/or PostgreSQL: donation created → commit → outbox relay → node → subscriber).
+ *    With SQLite, each round also times each donation's COMMIT statement (its WAL write and fsync)
+ *    and a raw storage flush floor in TMPDIR (a WAL-sized file, a commit's frames, fsync).
  * 3. Memory: RSS and heap per idle connected+subscribed connection, fresh server processes, counted
  *    from half the connections to all of them (`--only=memory [--memory-rounds=2]` runs it alone).
  *
@@ -189,9 +191,18 @@ async function appServer(): Promise<void> {
   // reports after it (one donation is under way at a time). The rest of its path is the event's.
   let durableHist = newHistogram();
   let waitingFrom = 0;
+  // The COMMIT statement alone: on SQLite, writing the transaction's WAL frames and their fsync
+  // (synchronous = FULL). Kysely logs it before the commit listeners are called, so the last
+  // statement timed when the donation's commit is reported is its COMMIT.
+  let commitStatementHist = newHistogram();
+  let lastStatementMs = 0;
+  app.ctx.database.onQuery((seconds) => {
+    lastStatementMs = seconds * 1000;
+  });
   app.ctx.database.onCommit(() => {
     if (waitingFrom === 0) return;
     record(durableHist, now() - waitingFrom);
+    record(commitStatementHist, lastStatementMs);
     waitingFrom = 0;
   });
   serveIpc({
@@ -205,6 +216,7 @@ async function appServer(): Promise<void> {
       const spread = (m.channels as number | undefined) ?? 1;
       commitHist = newHistogram();
       durableHist = newHistogram();
+      commitStatementHist = newHistogram();
       const stopProfile = await profileSteadyState(`${dialect}-${spread}ch`);
       await paced(m.rate as number, m.seconds as number, async () => {
         const userId = spread === 1 ? user.id : ids[seq++ % Math.min(spread, ids.length)]!;
@@ -220,6 +232,8 @@ async function appServer(): Promise<void> {
     commits: () => sparse(commitHist),
     // How long each took to its durable commit (the commit listeners' call) in the last paced run.
     durable: () => sparse(durableHist),
+    // How long each donation's COMMIT statement took in the last paced run.
+    commitStatements: () => sparse(commitStatementHist),
     // Closes the app and removes its data directory (or PostgreSQL schema); the process then exits.
     async stop() {
       await bench.close();
@@ -540,6 +554,66 @@ interface Shape {
   rate: number;
 }
 
+/** SQLite's WAL: a 32-byte file header, then frames of a 24-byte header and one page. */
+const WAL_HEADER = 32;
+const FRAME_HEADER = 24;
+const PAGE = 4096;
+/** Pages a donation's commit writes (bench/README.md, fourth pass: fixed by the schema). */
+const DONATION_PAGES = 9;
+/** About the most frames the WAL holds before the checkpoint thread lets it start over. */
+const WAL_FRAMES = 1400;
+
+/**
+ * The storage flush floor, measured in the same run on the file system the app servers' data
+ * directories are on (TMPDIR): what a commit's durable write costs the device with no SQLite and no
+ * service around it. A file the WAL's size is written once and synced, then each commit's pattern
+ * is repeated as SQLite writes it: `DONATION_PAGES` frames (a frame header and a page each, 18
+ * pwrites) over already-allocated bytes, then fsync (better-sqlite3's SQLite calls fsync).
+ *
+ * Twice: paced at the shape's rate, as the donations come, and back to back. On a file system that
+ * keeps timestamps on disk, a write in a new clock tick changes the file's mtime, and the sync must
+ * then also write the inode: at 200 commits/s each commit is in a tick of its own (4 ms at HZ=250),
+ * back to back most are not — the difference is that inode write.
+ */
+async function storageFloor(rate: number, seconds: number): Promise<{ paced: Uint32Array; backToBack: Uint32Array }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openalerts-floor-'));
+  const file = path.join(dir, 'floor-wal');
+  const fd = fs.openSync(file, 'w+');
+  try {
+    const size = WAL_HEADER + WAL_FRAMES * (FRAME_HEADER + PAGE);
+    fs.writeSync(fd, Buffer.alloc(size), 0, size, 0);
+    fs.fsyncSync(fd);
+    const header = Buffer.alloc(FRAME_HEADER, 1);
+    const page = Buffer.alloc(PAGE, 2);
+    let frame = 0;
+    const commit = (): number => {
+      const t0 = now();
+      for (let i = 0; i < DONATION_PAGES; i++) {
+        if (frame === WAL_FRAMES) frame = 0;
+        const at = WAL_HEADER + frame++ * (FRAME_HEADER + PAGE);
+        fs.writeSync(fd, header, 0, FRAME_HEADER, at);
+        fs.writeSync(fd, page, 0, PAGE, at + FRAME_HEADER);
+      }
+      fs.fsyncSync(fd);
+      return now() - t0;
+    };
+    const paced = newHistogram();
+    const total = Math.round(rate * seconds);
+    const start = now();
+    for (let i = 0; i < total; i++) {
+      const wait = start + (i * 1000) / rate - now();
+      if (wait > 0) await sleep(wait);
+      record(paced, commit());
+    }
+    const backToBack = newHistogram();
+    for (let i = 0; i < Math.min(total, 400); i++) record(backToBack, commit());
+    return { paced, backToBack };
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * Latency of the node alone (publish → subscriber) and of the whole service (donation created →
  * subscriber: commit, outbox relay, node) on each dialect, in alternating rounds, per shape.
@@ -568,14 +642,22 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
       apps.set(`${name}-${dialect}`, { child, port: await callIpc<number>(child, 'port'), info: await callIpc(child, 'info') });
     }
   }
-  const kinds = ['node', ...apps.keys()];
+  // SQLite's durable commit is a write and fsync in the data directory: the storage floor is a side of its own in the rotation.
+  const kinds = ['node', ...apps.keys(), ...(dialects.includes('sqlite') ? ['floor'] : [])];
   try {
     for (const shape of shapes) {
       const subscribers = shape.channels * shape.perChannel;
-      const runs: Record<string, { hist: Uint32Array; commits: Uint32Array | null; durable: Uint32Array | null; cpuMs: number; load: number }[]> = Object.fromEntries(kinds.map((k) => [k, []]));
+      const runs: Record<string, { hist: Uint32Array; commits: Uint32Array | null; durable: Uint32Array | null; commitStatements: Uint32Array | null; cpuMs: number; load: number }[]> = Object.fromEntries(
+        kinds.map((k) => [k, []]),
+      );
+      const floors: { paced: Uint32Array; backToBack: Uint32Array; load: number }[] = [];
       for (let round = 0; round < rounds; round++) {
         // Rotate the order each round, so no side always runs first.
         for (const kind of kinds.map((_, i) => kinds[(i + round) % kinds.length]!)) {
+          if (kind === 'floor') {
+            floors.push({ ...(await storageFloor(shape.rate, seconds)), load: os.loadavg()[0]! });
+            continue;
+          }
           const app = apps.get(kind);
           const server = app ? app.child : node;
           const channels =
@@ -591,24 +673,36 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
           const hists = await Promise.all(group.map((c) => callIpc<[number, number][]>(c, 'histogram')));
           const commits = app ? merged([await callIpc<[number, number][]>(server, 'commits')]) : null;
           const durable = app ? merged([await callIpc<[number, number][]>(server, 'durable')]) : null;
-          runs[kind]!.push({ hist: merged(hists), commits, durable, cpuMs: (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000, load: os.loadavg()[0]! });
+          const commitStatements = app ? merged([await callIpc<[number, number][]>(server, 'commitStatements')]) : null;
+          runs[kind]!.push({ hist: merged(hists), commits, durable, commitStatements, cpuMs: (cpu1.user - cpu0.user + cpu1.system - cpu0.system) / 1000, load: os.loadavg()[0]! });
           await Promise.all(group.map((c) => callIpc(c, 'close', { kind: 'app' })));
           await waitCount(server, 0);
         }
       }
       console.log(`\n## Latency: ${shape.name} (${shape.channels} channel(s) × ${shape.perChannel} subscribers, ${shape.rate} messages/s, ${seconds} s, ${rounds} rotating rounds)`);
-      console.log('round | path | deliveries (expected) | p50 ms | p99 ms | max ms | p50 ÷ node p50 | durable commit p50 / p99 ms | createDonation p50 / p99 ms | server CPU ms | load (1 min)');
+      console.log('round | path | deliveries (expected) | p50 ms | p99 ms | max ms | p50 ÷ node p50 | durable commit p50 / p99 ms | COMMIT statement p50 / p99 ms | createDonation p50 / p99 ms | server CPU ms | load (1 min)');
       for (let round = 0; round < rounds; round++) {
         const nodeP50 = percentile(runs.node![round]!.hist, 0.5);
         for (const kind of kinds) {
-          const { hist, commits, durable, cpuMs, load } = runs[kind]![round]!;
+          if (kind === 'floor') continue;
+          const { hist, commits, durable, commitStatements, cpuMs, load } = runs[kind]![round]!;
           const samples = hist.reduce((a, b) => a + b, 0);
           const p50 = percentile(hist, 0.5);
           const label = kind === 'node' ? 'node alone (publish → subscriber)' : `whole service, ${kind.replace('app-', '').replace('before-', 'before: ')}`;
           const commit = commits ? `${percentile(commits, 0.5)} / ${percentile(commits, 0.99)}` : '–';
           const durableAt = durable ? `${percentile(durable, 0.5)} / ${percentile(durable, 0.99)}` : '–';
-          console.log(`${round + 1} | ${label} | ${samples} (${shape.perChannel * shape.rate * seconds}) | ${p50} | ${percentile(hist, 0.99)} | ${percentile(hist, 1)} | ${(p50 / nodeP50).toFixed(2)} | ${durableAt} | ${commit} | ${cpuMs.toFixed(0)} | ${load.toFixed(1)}`);
+          const statement = commitStatements ? `${percentile(commitStatements, 0.5)} / ${percentile(commitStatements, 0.99)}` : '–';
+          console.log(
+            `${round + 1} | ${label} | ${samples} (${shape.perChannel * shape.rate * seconds}) | ${p50} | ${percentile(hist, 0.99)} | ${percentile(hist, 1)} | ${(p50 / nodeP50).toFixed(2)} | ${durableAt} | ${statement} | ${commit} | ${cpuMs.toFixed(0)} | ${load.toFixed(1)}`,
+          );
         }
+      }
+      if (floors.length > 0) {
+        console.log(`\nStorage flush floor in ${os.tmpdir()} (the data directories' file system): ${DONATION_PAGES} WAL frames written over allocated bytes, then fsync`);
+        console.log(`round | paced at ${shape.rate}/s: p50 / p99 ms | back to back: p50 / p99 ms | load (1 min)`);
+        floors.forEach((f, round) =>
+          console.log(`${round + 1} | ${percentile(f.paced, 0.5)} / ${percentile(f.paced, 0.99)} | ${percentile(f.backToBack, 0.5)} / ${percentile(f.backToBack, 0.99)} | ${f.load.toFixed(1)}`),
+        );
       }
     }
   } finally {
