@@ -19,6 +19,8 @@ export class ThreadWriteLock {
   /** How often, and how long in all, this side waited for the other (bench/webhooks.ts reports it). */
   waits = 0;
   waitedMs = 0;
+  /** The longest of those waits (ms), since this was made or the bench last reset it. */
+  maxWaitMs = 0;
 
   constructor(
     /** Shared with the other threads' connections to the same file (transferred to a worker as is). */
@@ -32,7 +34,7 @@ export class ThreadWriteLock {
      */
     readonly priority: boolean = true,
   ) {
-    this.#word = new Int32Array(buffer, 0, TURNS + MAX_TAGS);
+    this.#word = new Int32Array(buffer, 0, TURNED_OVER + MAX_TAGS);
     this.#heldUs = new BigInt64Array(buffer, HELD_OFFSET, MAX_TAGS);
   }
 
@@ -43,9 +45,23 @@ export class ThreadWriteLock {
     return true;
   }
 
-  /** How often the side tagged `holder` took the lock, and for how long in all (ms), since the buffer was made. */
-  turnsOf(holder: number): { turns: number; heldMs: number } {
-    return { turns: Atomics.load(this.#word, TURNS + holder), heldMs: Number(Atomics.load(this.#heldUs, holder)) / 1000 };
+  /**
+   * Whether the requests' side is waiting for the lock (or about to take it): a holder on the other
+   * side with more to write commits what it has and takes a new turn after it (the webhook
+   * dispatcher's batches), so a request waits for one short statement, not for the whole batch.
+   */
+  priorityWaiting(): boolean {
+    return Atomics.load(this.#word, WAITING) > 0;
+  }
+
+  /** Counts a turn this side ended early because the requests' side was waiting (bench/webhooks.ts reports them). */
+  turnedOver(): void {
+    Atomics.add(this.#word, TURNED_OVER + this.holder, 1);
+  }
+
+  /** How often the side tagged `holder` took the lock, for how long in all (ms), and how often it ended a turn early for a waiting request, since the buffer was made. */
+  turnsOf(holder: number): { turns: number; heldMs: number; turnedOver: number } {
+    return { turns: Atomics.load(this.#word, TURNS + holder), heldMs: Number(Atomics.load(this.#heldUs, holder)) / 1000, turnedOver: Atomics.load(this.#word, TURNED_OVER + holder) };
   }
 
   #taken(): void {
@@ -81,7 +97,9 @@ export class ThreadWriteLock {
         Atomics.notify(this.#word, WAITING);
       }
     }
-    this.waitedMs += performance.now() - started;
+    const waited = performance.now() - started;
+    this.waitedMs += waited;
+    if (waited > this.maxWaitMs) this.maxWaitMs = waited;
   }
 
   release(): void {
@@ -96,14 +114,15 @@ export class ThreadWriteLock {
   }
 }
 
-/** The words: who holds the lock (0: nobody), how many waits of the priority side are under way, then turns per tag. */
+/** The words: who holds the lock (0: nobody), how many waits of the priority side are under way, then turns per tag, then turns ended early per tag. */
 const HOLDER = 0;
 const WAITING = 1;
 const TURNS = 2;
 /** Tags 1–7 (the app 1, the webhook dispatcher 2, the WAL checkpointer 3). */
 const MAX_TAGS = 8;
+const TURNED_OVER = TURNS + MAX_TAGS;
 /** Microseconds held per tag, 64-bit, after the 32-bit words (8-byte aligned). */
-const HELD_OFFSET = 4 * (TURNS + MAX_TAGS);
+const HELD_OFFSET = 4 * (TURNED_OVER + MAX_TAGS);
 const BYTES = HELD_OFFSET + 8 * MAX_TAGS;
 
 /** Until the word changes from `seen` (or a second: the timeout only bounds a wait on a holder that vanished, see releaseHeldBy). */

@@ -100,3 +100,25 @@ test('a rolled-back transaction and a failed statement give the lock back', asyn
     await close();
   }
 });
+
+test("the other side sees when the app's side waits, from the moment it starts waiting until it has the lock", async () => {
+  const { app, other, close } = pair();
+  try {
+    await sql`create table t (x integer)`.execute(app.db);
+    const lock = other.threadLock!;
+    let write!: Promise<unknown>;
+    await other.db.connection().execute(async (c) => {
+      await sql`begin immediate`.execute(c);
+      assert.equal(lock.priorityWaiting(), false);
+      write = sql`insert into t values (1)`.execute(app.db);
+      await sleep(20);
+      assert.equal(lock.priorityWaiting(), true, 'the app side waits');
+      await sql`commit`.execute(c);
+    });
+    await write;
+    assert.equal(lock.priorityWaiting(), false, 'no longer once it had its turn');
+    assert.ok(app.threadLock!.maxWaitMs > 0);
+  } finally {
+    await close();
+  }
+});
