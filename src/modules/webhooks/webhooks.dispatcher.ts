@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Kysely } from 'kysely';
 import type { WebhooksConfig } from '../../config/config.js';
 import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
 import { CommitWokenLoop } from '../../db/commit-woken-loop.js';
@@ -30,6 +30,11 @@ export interface DispatcherOptions {
 // event loop (SQLite is synchronous); a backlog goes in such slices, requests running in between.
 const FAN_OUT_BATCH = 50;
 const QUEUE_PAGE = 50;
+// Deliveries written, and attempts recorded, per group of statements in a dispatcher transaction:
+// between groups a request waiting for the write lock (SQLite) goes first (#bookkeeping's
+// turnOver), so it waits for one group's statements, not for the whole transaction.
+const FAN_OUT_GROUP_ROWS = 20;
+const RECORD_GROUP = 8;
 const MAX_BACKOFF_MS = 3600_000;
 const RECORD_GATHER_MS = 10;
 /**
@@ -44,8 +49,9 @@ const LINGER_MS = 2_000;
  * Delivers webhooks from the outbox, never from a request (issue 11):
  *
  * 1. Fan-out. Outbox rows not yet read (`outbox.webhooks_at` null) become one delivery row per
- *    active subscription that wants them, in the transaction that marks them read; one node at a
- *    time (SQLite: the write lock of BEGIN IMMEDIATE; PostgreSQL: an advisory lock).
+ *    active subscription that wants them, in the transaction that marks them read (read and built
+ *    before it, checked in it); one node at a time (SQLite: the write lock of BEGIN IMMEDIATE;
+ *    PostgreSQL: an advisory lock).
  * 2. Delivery. A node leases a subscription whose queue head is due (a row lease in the database:
  *    one node delivers a subscription at a time, on either dialect) and sends its queue in id order,
  *    one request at a time: a delivery that fails holds the ones behind it, so receivers see each
@@ -138,13 +144,88 @@ export class WebhookDispatcher {
 
   /** One fan-out batch; returns how many outbox rows it read. Exposed for tests. */
   async fanOut(): Promise<number> {
+    const db = this.#database.db;
     // Every commit wakes us; most find nothing new that is due, and then take no write lock.
-    if (!(await repo.anythingToFanOut(this.#database.db, Date.now()))) return 0;
-    const queued = new Set<number>();
-    const count = await this.#bookkeeping(async (db) => (this.#database.dialect === 'postgres' && !(await repo.tryLockFanOut(db)) ? 0 : this.#fanOutBatch(db, queued)));
-    // Committed: the queues of this node that were waiting for more go on now.
-    this.#wake(queued);
-    return count;
+    if (!(await repo.anythingToFanOut(db, Date.now()))) return 0;
+    for (let attempt = 1; ; attempt++) {
+      const now = Date.now();
+      const plan = await this.#planFanOut(db, now);
+      if (plan.events.length === 0) return 0;
+      const queued = new Set<number>();
+      try {
+        return await this.#bookkeeping(async (tx, turnOver) => {
+          if (this.#database.dialect === 'postgres' && !(await repo.tryLockFanOut(tx))) return 0;
+          // Read again in the transaction (one short indexed read): a subscription made, removed or
+          // disabled since the plan changes who gets what, and then the rows are built again here.
+          const subscriptions = await repo.activeSubscriptionsOf(tx, plan.userIds);
+          const groups = sameSubscriptions(subscriptions, plan.subscriptions) ? plan.groups : this.#fanOutGroups(tx, plan, subscriptions, now);
+          for (const [i, group] of groups.entries()) {
+            if (i > 0) await turnOver();
+            // Each group marks its own events read with its deliveries, so a turn over between groups
+            // commits nothing half done. Read before the transaction: another node may have fanned
+            // them out meanwhile (PostgreSQL); then the plan is read again.
+            if (!(await repo.markFannedOutIfUnread(tx, group.eventIds, now))) throw new StaleFanOut();
+            await repo.run(tx, group.inserts);
+            for (const id of group.subscriptionIds) queued.add(id);
+          }
+          return plan.events.length;
+        });
+      } catch (err) {
+        if (!(err instanceof StaleFanOut)) throw err;
+        if (attempt >= 2) return 0;
+      } finally {
+        // Committed (or the groups before a failure were): the queues of this node waiting for more go on now.
+        this.#wake(queued);
+      }
+    }
+  }
+
+  /**
+   * A fan-out batch worked out before its transaction: the events and subscriptions read, each
+   * delivery's body built, the statements compiled. On SQLite the write lock, which a request's
+   * commit may be waiting for, is then held for the writes alone.
+   */
+  async #planFanOut(db: Kysely<DB>, now: number): Promise<FanOutPlan> {
+    const events = await repo.eventsToFanOut(db, FAN_OUT_BATCH, now);
+    const userIds = [...new Set(events.map((e) => e.user_id).filter((id): id is number => id !== null))];
+    const subscriptions = await repo.activeSubscriptionsOf(db, userIds);
+    // Nobody subscribed (the rows are only marked read): nothing to parse or build.
+    const parsed = subscriptions.length === 0 ? [] : events.map((e) => ({ event: e, data: webhookData(e.type, JSON.parse(e.payload)) }));
+    const owned = parsed.map((p) => ownedItem(p.event.type, p.data));
+    const owners = await this.#owners(db, owned);
+    const bodies = parsed.map(({ event, data }) => JSON.stringify({ type: event.type, timestamp: new Date(Number(event.created_at)).toISOString(), data }));
+    const plan: FanOutPlan = { events, userIds, subscriptions, bodies, owned, owners, groups: [] };
+    plan.groups = this.#fanOutGroups(db, plan, subscriptions, now);
+    return plan;
+  }
+
+  /** The plan's events, in order, in groups of about FAN_OUT_GROUP_ROWS deliveries, with their statements. */
+  #fanOutGroups(db: Kysely<DB>, plan: FanOutPlan, subscriptions: readonly repo.FanOutSubscription[], now: number): FanOutGroup[] {
+    const wanted = subscriptions.map((s) => ({ ...s, events: new Set<string>(JSON.parse(s.events)) }));
+    const groups: FanOutGroup[] = [];
+    let eventIds: number[] = [];
+    let rows: Insertable<WebhookDeliveriesTable>[] = [];
+    const close = () => {
+      groups.push({ eventIds, inserts: rows.length > 0 ? repo.deliveryInserts(db, rows) : [], subscriptionIds: new Set(rows.map((r) => r.subscription_id)) });
+      eventIds = [];
+      rows = [];
+    };
+    plan.events.forEach((event, i) => {
+      const item = plan.owned[i] ?? null;
+      const eventRows: Insertable<WebhookDeliveriesTable>[] = [];
+      for (const sub of wanted) {
+        // Never an event from before the subscription (read late: the dispatcher thread starts with
+        // the first subscription, and the outbox keeps what came before it for a while).
+        if (sub.user_id !== event.user_id || !sub.events.has(event.type) || Number(event.created_at) < sub.created_at) continue;
+        if (item && plan.owners.get(`${item.kind}:${item.id}`) !== sub.app_id) continue;
+        eventRows.push({ subscription_id: sub.id, message_id: `msg_${event.id}`, event_type: event.type, body: plan.bodies[i]!, status: 'pending', next_attempt_at: now, window_start: now, created_at: now });
+      }
+      if (eventIds.length > 0 && rows.length + eventRows.length > FAN_OUT_GROUP_ROWS) close();
+      eventIds.push(event.id);
+      rows.push(...eventRows);
+    });
+    if (eventIds.length > 0) close();
+    return groups;
   }
 
   /**
@@ -154,11 +235,28 @@ export class WebhookDispatcher {
    * bookkeeping does; PostgreSQL: synchronous_commit off): a power cut can lose only a fan-out
    * (redone, its outbox marks are in the same transaction), a lease change (it expires), or an
    * attempt's record (the message is sent again — at least once, as promised).
+   *
+   * `fn` gets `turnOver`, to call between groups of its writes that each stand on their own (a
+   * fan-out group marks its own events read; an attempt group records its own attempts): on SQLite,
+   * when a request waits for the threads' write lock, what is written commits there and the rest
+   * follows in a new transaction after the request's — the request waits for one group, not for the
+   * whole transaction. Everything else (reads, bodies, statements) is done before the transaction.
    */
-  async #bookkeeping<T>(fn: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+  async #bookkeeping<T>(fn: (db: Kysely<DB>, turnOver: (committed?: () => void) => Promise<void>) => Promise<T>): Promise<T> {
     const sqlite = this.#database.dialect === 'sqlite';
+    const lock = this.#database.threadLock;
     return this.#database.db.connection().execute(async (db) => {
       if (sqlite) await sql`pragma synchronous = NORMAL`.execute(db);
+      // Called between two groups of statements, each whole on its own: if a request is waiting for
+      // the write lock (SQLite), commit what is written, let the request go first (BEGIN takes the
+      // lock again only once no request waits), and go on in a new transaction.
+      const turnOver = async (committed?: () => void) => {
+        if (!lock?.priorityWaiting()) return;
+        await sql`commit`.execute(db);
+        committed?.();
+        lock.turnedOver();
+        await sql`begin immediate`.execute(db);
+      };
       try {
         await sql.raw(sqlite ? 'begin immediate' : 'begin').execute(db);
         try {
@@ -166,7 +264,7 @@ export class WebhookDispatcher {
           // flush (a crash can lose only what is redone or re-sent), and the donation requests'
           // commits do not queue behind ours at the disk.
           if (!sqlite) await sql`set local synchronous_commit = off`.execute(db);
-          const result = await fn(db);
+          const result = await fn(db, turnOver);
           await sql`commit`.execute(db);
           return result;
         } catch (err) {
@@ -177,36 +275,6 @@ export class WebhookDispatcher {
         if (sqlite) await sql.raw(`pragma synchronous = ${SQLITE_SYNCHRONOUS}`).execute(db);
       }
     });
-  }
-
-  async #fanOutBatch(tx: Kysely<DB>, queued: Set<number>): Promise<number> {
-    const now = Date.now();
-    const events = await repo.eventsToFanOut(tx, FAN_OUT_BATCH, now);
-    if (events.length === 0) return 0;
-    const userIds = [...new Set(events.map((e) => e.user_id).filter((id): id is number => id !== null))];
-    const subscriptions = await repo.activeSubscriptionsOf(tx, userIds);
-    const rows: Insertable<WebhookDeliveriesTable>[] = [];
-    if (subscriptions.length > 0) {
-      const wanted = subscriptions.map((s) => ({ ...s, events: new Set<string>(JSON.parse(s.events)) }));
-      const parsed = events.map((e) => ({ event: e, data: webhookData(e.type, JSON.parse(e.payload)) }));
-      const owned = parsed.map((p) => ownedItem(p.event.type, p.data));
-      const owners = await this.#owners(tx, owned);
-      parsed.forEach(({ event, data }, i) => {
-        const item = owned[i]!;
-        const body = JSON.stringify({ type: event.type, timestamp: new Date(Number(event.created_at)).toISOString(), data });
-        for (const sub of wanted) {
-          // Never an event from before the subscription (read late: the dispatcher thread starts with
-          // the first subscription, and the outbox keeps what came before it for a while).
-          if (sub.user_id !== event.user_id || !sub.events.has(event.type) || Number(event.created_at) < sub.created_at) continue;
-          if (item && owners.get(`${item.kind}:${item.id}`) !== sub.app_id) continue;
-          rows.push({ subscription_id: sub.id, message_id: `msg_${event.id}`, event_type: event.type, body, status: 'pending', next_attempt_at: now, window_start: now, created_at: now });
-        }
-      });
-      await repo.insertDeliveries(tx, rows);
-      for (const row of rows) queued.add(row.subscription_id);
-    }
-    await repo.markFannedOut(tx, events.map((e) => e.id), now);
-    return events.length;
   }
 
   /** `<kind>:<id>` → the owning application, for the custom alerts and sales among the events. */
@@ -357,20 +425,40 @@ export class WebhookDispatcher {
   async #recordBatch(items: readonly AttemptOutcome[]): Promise<ItemOutcome<boolean>[]> {
     const now = Date.now();
     const owner = this.#opts.owner.id;
-    return this.#bookkeeping(async (tx) => {
-      await repo.insertAttempts(tx, items.map(({ head, result }) => ({ deliveryId: head.id, at: now, statusCode: result.statusCode, error: result.error, latencyMs: result.latencyMs, excerpt: result.excerpt })));
-      const delivered = items.filter((i) => isDelivered(i.result.statusCode));
-      for (const code of new Set(delivered.map((i) => i.result.statusCode!))) {
-        await repo.markDelivered(tx, delivered.filter((i) => i.result.statusCode === code).map((i) => i.head.id), code, now);
-      }
-      // Lost (expired and taken over, or the subscription was removed meanwhile): that queue stops.
-      const held = await repo.renewLeases(tx, delivered.map((i) => i.subscriptionId), owner, now + this.#leaseMs);
-      const outcomes: ItemOutcome<boolean>[] = [];
-      for (const { subscriptionId, head, result } of items) {
-        outcomes.push({ ok: true, value: isDelivered(result.statusCode) ? held.has(subscriptionId) : await this.#recordFailure(tx, subscriptionId, head, result, now) });
-      }
-      return outcomes;
-    });
+    const db = this.#database.db;
+    // Statements built before the transaction (repo.run), in groups between which a waiting request goes first.
+    const groups: RecordGroup[] = [];
+    for (let i = 0; i < items.length; i += RECORD_GROUP) {
+      const group = items.slice(i, i + RECORD_GROUP);
+      const delivered = group.filter((g) => isDelivered(g.result.statusCode));
+      groups.push({
+        items: group,
+        attempts: repo.attemptInserts(db, group.map(({ head, result }) => ({ deliveryId: head.id, at: now, statusCode: result.statusCode, error: result.error, latencyMs: result.latencyMs, excerpt: result.excerpt }))),
+        marks: [...new Set(delivered.map((g) => g.result.statusCode!))].map((code) => repo.deliveredMark(db, delivered.filter((g) => g.result.statusCode === code).map((g) => g.head.id), code, now)),
+        renewal: delivered.length > 0 ? repo.leaseRenewal(db, delivered.map((g) => g.subscriptionId), owner, now + this.#leaseMs) : null,
+      });
+    }
+    const outcomes: ItemOutcome<boolean>[] = [];
+    let committed = 0;
+    try {
+      await this.#bookkeeping(async (tx, turnOver) => {
+        for (const [i, group] of groups.entries()) {
+          if (i > 0) await turnOver(() => (committed = outcomes.length));
+          await repo.run(tx, group.attempts);
+          await repo.run(tx, group.marks);
+          // Lost (expired and taken over, or the subscription was removed meanwhile): that queue stops.
+          const held = group.renewal ? await repo.runLeaseRenewal(tx, group.renewal) : new Set<number>();
+          for (const { subscriptionId, head, result } of group.items) {
+            outcomes.push({ ok: true, value: isDelivered(result.statusCode) ? held.has(subscriptionId) : await this.#recordFailure(tx, subscriptionId, head, result, now) });
+          }
+        }
+      });
+    } catch (err) {
+      if (committed === 0) throw err;
+      // The groups committed before a turn over stand; the rest goes into the next batch.
+      return [...outcomes.slice(0, committed), ...items.slice(committed).map((): ItemOutcome<boolean> => ({ retry: true }))];
+    }
+    return outcomes;
   }
 
   /** What follows an attempt that did not deliver: a retry later, or the subscription leaves `active`. Always false. */
@@ -399,6 +487,38 @@ export class WebhookDispatcher {
 }
 
 const isDelivered = (code: number | null) => code !== null && code >= 200 && code < 300;
+
+/** A fan-out batch worked out before its transaction (#planFanOut). */
+interface FanOutPlan {
+  events: repo.FanOutEvent[];
+  userIds: number[];
+  subscriptions: repo.FanOutSubscription[];
+  bodies: string[];
+  owned: (OwnedItem | null)[];
+  owners: Map<string, number>;
+  groups: FanOutGroup[];
+}
+
+/** Consecutive events of a plan, marked read with their deliveries' inserts in one go. */
+interface FanOutGroup {
+  eventIds: number[];
+  inserts: CompiledQuery[];
+  subscriptionIds: Set<number>;
+}
+
+/** Attempts recorded together, their statements built ahead. */
+interface RecordGroup {
+  items: readonly AttemptOutcome[];
+  attempts: CompiledQuery[];
+  marks: CompiledQuery[];
+  renewal: CompiledQuery<{ id: number }> | null;
+}
+
+/** The plan's events were fanned out by another node between the plan and its transaction. */
+class StaleFanOut extends Error {}
+
+const sameSubscriptions = (a: readonly repo.FanOutSubscription[], b: readonly repo.FanOutSubscription[]) =>
+  a.length === b.length && a.every((s, i) => s.id === b[i]!.id && s.app_id === b[i]!.app_id && s.user_id === b[i]!.user_id && s.events === b[i]!.events && s.created_at === b[i]!.created_at);
 
 /** One attempt's end, waiting to be recorded with the others of its flush. */
 interface AttemptOutcome {

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
 import type { AttemptRow, DeliveryRow, StatusReason, SubscriptionRow, WebhookDeliveriesTable } from './webhooks.table.js';
 
@@ -142,9 +142,20 @@ export async function anythingToFanOut(db: Kysely<DB>, now: number): Promise<boo
 export async function markFannedOut(tx: Kysely<DB>, ids: number[], now: number): Promise<void> {
   if (ids.length > 0) await tx.updateTable('outbox').set({ webhooks_at: now }).where('id', 'in', ids).execute();
 }
+/**
+ * Marks these outbox rows read by the fan-out if none of them was yet; false (nothing to trust in
+ * the transaction) if one was — they were read before the transaction began, and another node
+ * fanned them out meanwhile.
+ */
+export async function markFannedOutIfUnread(tx: Kysely<DB>, ids: number[], now: number): Promise<boolean> {
+  if (ids.length === 0) return true;
+  const result = await tx.updateTable('outbox').set({ webhooks_at: now }).where('id', 'in', ids).where('webhooks_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) === ids.length;
+}
 
-/** The active subscriptions of these streamers. */
-export async function activeSubscriptionsOf(tx: Kysely<DB>, userIds: number[]): Promise<Pick<SubscriptionRow, 'id' | 'app_id' | 'user_id' | 'events' | 'created_at'>[]> {
+export type FanOutSubscription = Pick<SubscriptionRow, 'id' | 'app_id' | 'user_id' | 'events' | 'created_at'>;
+/** The active subscriptions of these streamers, in id order. */
+export async function activeSubscriptionsOf(tx: Kysely<DB>, userIds: number[]): Promise<FanOutSubscription[]> {
   if (userIds.length === 0) return [];
   return tx.selectFrom('webhook_subscriptions').select(['id', 'app_id', 'user_id', 'events', 'created_at']).where('status', '=', 'active').where('user_id', 'in', userIds).orderBy('id').execute();
 }
@@ -169,8 +180,23 @@ export async function saleApps(tx: Kysely<DB>, ids: number[]): Promise<Map<numbe
 }
 
 export async function insertDeliveries(tx: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
+  await run(tx, deliveryInserts(tx, rows));
+}
+
+/**
+ * The webhook dispatcher's writes, built ahead: Kysely's query building and compiling is work of
+ * the thread alone, and the dispatcher does it before it takes the write lock (SQLite), so a turn of
+ * the lock — which a donation's commit may be waiting for — is the statements alone. `run` them in
+ * the transaction.
+ */
+export async function run(tx: Kysely<DB>, statements: readonly CompiledQuery[]): Promise<void> {
+  for (const statement of statements) await tx.executeQuery(statement);
+}
+export function deliveryInserts(db: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[]): CompiledQuery[] {
   // Chunks keep every statement under SQLite's and PostgreSQL's bound-parameter limits.
-  for (let i = 0; i < rows.length; i += 500) await tx.insertInto('webhook_deliveries').values(rows.slice(i, i + 500)).execute();
+  const statements: CompiledQuery[] = [];
+  for (let i = 0; i < rows.length; i += 500) statements.push(db.insertInto('webhook_deliveries').values(rows.slice(i, i + 500)).compile());
+  return statements;
 }
 
 export async function insertDelivery(tx: Kysely<DB>, row: Insertable<WebhookDeliveriesTable>): Promise<DeliveryRow> {
@@ -227,15 +253,21 @@ export async function anythingDue(db: Kysely<DB>, now: number): Promise<boolean>
 
 /** Extends the leases still held by `owner`; answers those it still holds (lost: expired and taken over, or removed). */
 export async function renewLeases(db: Kysely<DB>, ids: number[], owner: string, leaseUntil: number): Promise<Set<number>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db
+  return ids.length === 0 ? new Set() : runLeaseRenewal(db, leaseRenewal(db, ids, owner, leaseUntil));
+}
+/** renewLeases built ahead (see `run`); `runLeaseRenewal` answers the leases still held. */
+export function leaseRenewal(db: Kysely<DB>, ids: number[], owner: string, leaseUntil: number): CompiledQuery<{ id: number }> {
+  return db
     .updateTable('webhook_subscriptions')
     .set({ lease_until: leaseUntil })
-    .where('id', 'in', ids)
+    .where('id', 'in', [...new Set(ids)])
     .where('lease_owner', '=', owner)
     .where('status', '=', 'active')
     .returning('id')
-    .execute();
+    .compile();
+}
+export async function runLeaseRenewal(tx: Kysely<DB>, renewal: CompiledQuery<{ id: number }>): Promise<Set<number>> {
+  const { rows } = await tx.executeQuery(renewal);
   return new Set(rows.map((r) => Number(r.id)));
 }
 
@@ -277,18 +309,25 @@ export interface AttemptRecord {
 
 /** The attempts of a batch, in one statement per 500 (the delivery log). */
 export async function insertAttempts(tx: Kysely<DB>, attempts: AttemptRecord[]): Promise<void> {
+  await run(tx, attemptInserts(tx, attempts));
+}
+export function attemptInserts(db: Kysely<DB>, attempts: AttemptRecord[]): CompiledQuery[] {
   const rows = attempts.map((a) => ({ delivery_id: a.deliveryId, attempted_at: a.at, status_code: a.statusCode, error: a.error, latency_ms: a.latencyMs, response_excerpt: a.excerpt }));
-  for (let i = 0; i < rows.length; i += 500) await tx.insertInto('webhook_attempts').values(rows.slice(i, i + 500)).execute();
+  const statements: CompiledQuery[] = [];
+  for (let i = 0; i < rows.length; i += 500) statements.push(db.insertInto('webhook_attempts').values(rows.slice(i, i + 500)).compile());
+  return statements;
 }
 
 /** Deliveries whose attempt just got `statusCode` (2xx): delivered, one statement for all of them. */
 export async function markDelivered(tx: Kysely<DB>, ids: number[], statusCode: number, now: number): Promise<void> {
-  if (ids.length === 0) return;
-  await tx
+  if (ids.length > 0) await tx.executeQuery(deliveredMark(tx, ids, statusCode, now));
+}
+export function deliveredMark(db: Kysely<DB>, ids: number[], statusCode: number, now: number): CompiledQuery {
+  return db
     .updateTable('webhook_deliveries')
     .set((eb) => ({ status: 'delivered' as const, finished_at: now, attempts: eb('attempts', '+', 1), last_status_code: statusCode, last_error: null }))
     .where('id', 'in', ids)
-    .execute();
+    .compile();
 }
 
 /** A delivery's state after an attempt that did not deliver it. */
