@@ -1,5 +1,5 @@
 /**
- * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen] [--profile DIR]`.
+ * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen] [--profile DIR] [--before=DIR]`.
  *
  * Three processes: the server (SQLite file in a temp dir with production durability, or a fresh
  * PostgreSQL schema; WEBHOOKS_ALLOW_HTTP=1 so it may call the loopback receiver), the receiver (a
@@ -19,6 +19,9 @@
  *    Rounds alternate the four sides (rotating order); after each round the bench waits until every
  *    delivery went out, so a round's deliveries compete with that round's requests only. Per round:
  *    the server's CPU time and event-loop delay (p99), and the load average.
+ *    `--before=DIR`: a second server from an older checkout in DIR (`git archive <commit> | tar -x
+ *    -C DIR` and a node_modules symlink), served by a copy of this file placed in DIR/bench; each
+ *    side runs on both, alternating (`…Before` sides), so old and new meet the same load.
  * 2. Delivery throughput: a burst of `--burst` donations written in one transaction for a streamer
  *    with 1 subscription, then for one with 10; deliveries/s = deliveries ÷ time from the start of
  *    the write until the receiver had them all (the write's own time is reported beside it).
@@ -28,7 +31,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
 import { alternateRounds, autocannon, callIpc, dialectArg, isServerProcess, median, numberArg, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
 
@@ -75,9 +79,9 @@ async function server(): Promise<void> {
           return NaN;
         }
       };
-      const lock = (app.ctx.database as { threadLock?: { waits: number; waitedMs: number; turnsOf?(holder: number): { turns: number; heldMs: number } } | null }).threadLock ?? null;
+      const lock = (app.ctx.database as { threadLock?: { waits: number; waitedMs: number; maxWaitMs?: number; turnsOf?(holder: number): { turns: number; heldMs: number; turnedOver?: number } } | null }).threadLock ?? null;
       // Turns of the threads' write lock and time held: the requests' side (1), the webhook dispatcher (2), the WAL checkpointer (3).
-      const turns = () => [1, 2, 3].map((holder) => lock?.turnsOf?.(holder) ?? { turns: 0, heldMs: 0 });
+      const turns = () => [1, 2, 3].map((holder) => ({ turns: 0, heldMs: 0, turnedOver: 0, ...lock?.turnsOf?.(holder) }));
       let turnsSeen = turns();
       let mainCpu = mainThreadCpuMs();
       let lockSeen = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0 };
@@ -112,13 +116,19 @@ async function server(): Promise<void> {
         const lockNow = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0 };
         const checkpointsNow = checkpoints();
         const turnsNow = turns();
-        const [app1, dispatcher, checkpointerTurns] = turnsNow.map((t, i) => ({ turns: t.turns - turnsSeen[i]!.turns, heldMs: Math.round(t.heldMs - turnsSeen[i]!.heldMs) }));
+        const [app1, dispatcher, checkpointerTurns] = turnsNow.map((t, i) => {
+          const turns = t.turns - turnsSeen[i]!.turns;
+          const heldMs = t.heldMs - turnsSeen[i]!.heldMs;
+          // turnedOver: turns ended early for a waiting request (a checkout before them has none).
+          return { turns, heldMs: Math.round(heldMs), heldMsPerTurn: +(heldMs / Math.max(turns, 1)).toFixed(3), turnedOver: (t.turnedOver ?? 0) - (turnsSeen[i]!.turnedOver ?? 0) };
+        });
         turnsSeen = turnsNow;
         const threads = {
           lockTurns: { requests: app1, dispatcher, checkpointer: checkpointerTurns },
           mainThreadCpuMs: Math.round(mainNow - mainCpu),
           lockWaits: lockNow.waits - lockSeen.waits,
           lockWaitedMs: Math.round(lockNow.waitedMs - lockSeen.waitedMs),
+          lockMaxWaitMs: +(lock?.maxWaitMs ?? 0).toFixed(2),
           threadCheckpoints: checkpointsNow.checkpoints - checkpointsSeen.checkpoints,
           threadCheckpointMs: Math.round(checkpointsNow.ms - checkpointsSeen.ms),
           threadCheckpointLockedPasses: checkpointsNow.lockedPasses - checkpointsSeen.lockedPasses,
@@ -127,6 +137,7 @@ async function server(): Promise<void> {
         };
         mainCpu = mainNow;
         lockSeen = lockNow;
+        if (lock) lock.maxWaitMs = 0;
         checkpointsSeen = checkpointsNow;
         const used = process.cpuUsage(cpu);
         // The main thread's busy time (the event loop serving requests), apart from any other thread's CPU.
@@ -226,6 +237,8 @@ interface ServerStats {
   mainThreadCpuMs: number;
   lockWaits: number;
   lockWaitedMs: number;
+  lockMaxWaitMs: number;
+  lockTurns: Record<'requests' | 'dispatcher' | 'checkpointer', { turns: number; heldMs: number; heldMsPerTurn: number; turnedOver: number }>;
   threadCheckpoints: number;
   threadCheckpointMs: number;
   walMiB: number;
@@ -248,34 +261,44 @@ async function main(): Promise<void> {
   const receiverUrl = await callIpc<string>(receiverChild, 'url');
   const received = () => callIpc<number>(receiverChild, 'count');
   const load: number[] = [os.loadavg()[0]!];
-  const srv = await startServer<Seed>(import.meta.url, {
-    args: ['--receiver', receiverUrl, '--dialect', dialect],
-    execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
-  });
-  const base = srv.ready.url;
-  const drained = async () => {
+  const serverOptions = (profile?: string) => ({ args: ['--receiver', receiverUrl, '--dialect', dialect], execArgv: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [] });
+  const srv = await startServer<Seed>(import.meta.url, serverOptions(profileDir));
+  // --before=DIR: the same sides served by an older checkout too (a copy of this file in DIR/bench).
+  const beforeDir = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
+  let srvBefore: typeof srv | null = null;
+  if (beforeDir) {
+    const copy = path.join(beforeDir, 'bench', 'webhooks-bench-copy.ts');
+    fs.copyFileSync(fileURLToPath(import.meta.url), copy);
+    srvBefore = await startServer<Seed>(pathToFileURL(copy).href, serverOptions(profileDir && `${profileDir}/before`));
+  }
+  const drained = async (base: string) => {
     for (;;) {
       const { pending } = (await (await fetch(`${base}/bench/pending`)).json()) as { pending: number };
       if (pending === 0) return;
       await new Promise((r) => setTimeout(r, 100));
     }
   };
-  const serverStats = async () => (await (await fetch(`${base}/bench/stats`)).json()) as ServerStats;
+  const serverStats = async (base: string) => (await (await fetch(`${base}/bench/stats`)).json()) as ServerStats;
 
-  const allSides = ['closedNone', 'closedTen', 'openNone', 'openTen', 'openNoneInline', 'openTenInline'] as const;
+  const baseSides = ['closedNone', 'closedTen', 'openNone', 'openTen', 'openNoneInline', 'openTenInline'] as const;
+  const allSides = [...baseSides, ...baseSides.map((side) => `${side}Before` as const)];
   type Side = (typeof allSides)[number];
   // --sides openNone,openTen: a subset (a profile of one kind of load).
   const sidesAt = process.argv.indexOf('--sides');
-  const sides = sidesAt > 0 ? allSides.filter((side) => process.argv[sidesAt + 1]!.split(',').includes(side)) : allSides;
-  const userOf = (side: Side) => srv.ready.users[side.includes('Ten') ? 'ten' : 'none'];
+  const chosen = sidesAt > 0 ? baseSides.filter((side) => process.argv[sidesAt + 1]!.split(',').includes(side)) : baseSides;
+  // With --before each side runs on the old server too, right after it on the new (order rotating by round).
+  const sides: Side[] = srvBefore ? chosen.flatMap((side) => [side, `${side}Before` as const]) : [...chosen];
+  const serverOf = (side: Side) => (side.endsWith('Before') ? srvBefore! : srv);
+  const userOf = (side: Side) => serverOf(side).ready.users[side.includes('Ten') ? 'ten' : 'none'];
   const results = await alternateRounds(
     rounds,
     sides,
     async (side) => {
+      const base = serverOf(side).ready.url;
       // *Inline: checkpoints in the commits of the requests' connection, as before the checkpoint thread.
-      await fetch(`${base}/bench/checkpoints/${side.endsWith('Inline') ? 'inline' : 'thread'}`, { method: 'POST' });
+      await fetch(`${base}/bench/checkpoints/${side.includes('Inline') ? 'inline' : 'thread'}`, { method: 'POST' });
       const before = await received();
-      await serverStats();
+      await serverStats(base);
       const url = `${base}/bench/donate/${userOf(side)}`;
       let request: { rps: number; p50: number; p99: number; ok: number; lateStarts?: number };
       if (side.startsWith('closed')) {
@@ -285,31 +308,35 @@ async function main(): Promise<void> {
         const r = await openLoop(url, rate, seconds);
         request = { rps: +(r.ok / seconds).toFixed(1), p50: r.p50, p99: r.p99, ok: r.ok, lateStarts: r.lateStarts };
       }
-      const duringRequests = await serverStats();
-      await drained();
-      const drain = await serverStats();
+      const duringRequests = await serverStats(base);
+      await drained(base);
+      const drain = await serverStats(base);
       load.push(os.loadavg()[0]!);
       return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs, drainMainThreadCpuMs: drain.mainThreadCpuMs, drainLoopBusyMs: drain.loopBusyMs }, load1m: os.loadavg()[0]! };
     },
     { rotate: true },
   );
 
-  const throughput = async (user: number, subscriptions: number) => {
-    await drained();
-    await serverStats();
+  const throughput = async (server: typeof srv, user: number, subscriptions: number) => {
+    const base = server.ready.url;
+    await drained(base);
+    await serverStats(base);
     const before = await received();
     const start = performance.now();
     await fetch(`${base}/bench/burst/${user}/${burst}`, { method: 'POST' });
     const writeSeconds = +((performance.now() - start) / 1000).toFixed(2);
     while ((await received()) - before < burst * subscriptions) await new Promise((r) => setTimeout(r, 20));
     const ms = performance.now() - start;
-    const stats = await serverStats();
+    const stats = await serverStats(base);
     load.push(os.loadavg()[0]!);
     return { events: burst, subscriptions, deliveries: burst * subscriptions, writeSeconds, seconds: +(ms / 1000).toFixed(2), deliveriesPerSecond: Math.round((burst * subscriptions * 1000) / ms), serverCpuMsPerDeliveryInclWrites: +(stats.cpuMs / (burst * subscriptions)).toFixed(3) };
   };
-  const one = await throughput(srv.ready.users.one, 1);
-  const ten = await throughput(srv.ready.users.burstTen, 10);
+  const one = await throughput(srv, srv.ready.users.one, 1);
+  const ten = await throughput(srv, srv.ready.users.burstTen, 10);
+  const oneBefore = srvBefore ? await throughput(srvBefore, srvBefore.ready.users.one, 1) : null;
+  const tenBefore = srvBefore ? await throughput(srvBefore, srvBefore.ready.users.burstTen, 10) : null;
   await srv.stop();
+  await srvBefore?.stop();
   receiverChild.disconnect();
 
   type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number } };
@@ -329,7 +356,10 @@ async function main(): Promise<void> {
     p50ms: rows(side).map((r) => r.p50),
     p99ms: rows(side).map((r) => r.p99),
     eventLoopMaxDelayMs: rows(side).map((r) => r.server.loopMaxMs),
-    lockWaits: rows(side).map((r) => `${r.server.lockWaits}× ${r.server.lockWaitedMs} ms`),
+    lockWaits: rows(side).map((r) => `${r.server.lockWaits}× ${r.server.lockWaitedMs} ms, longest ${r.server.lockMaxWaitMs} ms`),
+    // The webhook dispatcher's turns of the write lock: how many, time held per turn, turned over early for a waiting request.
+    dispatcherTurns: rows(side).map((r) => `${r.server.lockTurns.dispatcher.turns}× ${r.server.lockTurns.dispatcher.heldMsPerTurn} ms (${r.server.lockTurns.dispatcher.heldMs} ms), ${r.server.lockTurns.dispatcher.turnedOver} turned over`),
+    requestTurns: rows(side).map((r) => `${r.server.lockTurns.requests.turns}× ${r.server.lockTurns.requests.heldMsPerTurn} ms`),
     threadCheckpoints: rows(side).map((r) => `${r.server.threadCheckpoints}× ${r.server.threadCheckpointMs} ms`),
     walMiB: rows(side).map((r) => r.server.walMiB),
     load1m: rows(side).map((r) => +r.load1m.toFixed(1)),
@@ -349,8 +379,16 @@ async function main(): Promise<void> {
       closedLoop: { none: summary('closedNone'), ten: summary('closedTen'), p50RatioTenOverNonePerRound: ratio('closedNone', 'closedTen', (r) => r.p50) },
       openLoop: openLoopReport('openNone', 'openTen'),
       openLoopCheckpointsInline: openLoopReport('openNoneInline', 'openTenInline'),
+      ...(srvBefore
+        ? {
+            before: beforeDir,
+            closedLoopBefore: { none: summary('closedNoneBefore'), ten: summary('closedTenBefore'), p50RatioTenOverNonePerRound: ratio('closedNoneBefore', 'closedTenBefore', (r) => r.p50) },
+            openLoopBefore: openLoopReport('openNoneBefore', 'openTenBefore'),
+            openLoopCheckpointsInlineBefore: openLoopReport('openNoneInlineBefore', 'openTenInlineBefore'),
+          }
+        : {}),
     },
-    delivery: { one, ten },
+    delivery: { one, ten, ...(srvBefore ? { before: { one: oneBefore, ten: tenBefore } } : {}) },
   });
 }
 
