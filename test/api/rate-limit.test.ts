@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import Fastify from 'fastify';
 import { apiRateLimit, registerRateLimit } from '../../src/api/rate-limit.js';
@@ -115,6 +116,34 @@ describe('rate limit store failure', () => {
       assert.equal(res.headers['x-ratelimit-limit'], undefined);
     } finally {
       await app.close();
+    }
+  });
+
+  test('with a Redis that accepts connections and never answers, requests wait at most its command timeout and get their answer', { timeout: 30_000 }, async () => {
+    // A stalled Redis (issue 16 "a slow … Redis"): the TCP connection is made, no reply ever comes.
+    const sockets = new Set<import('node:net').Socket>();
+    const stalled = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    const app = Fastify({ logger: false });
+    const config = testConfig({ REDIS_URL: `redis://127.0.0.1:${(stalled.address() as AddressInfo).port}` });
+    app.decorate('ctx', { config, secrets: loadSecrets(config) } as unknown as AppContext);
+    await registerRateLimit(app);
+    app.addHook('onRequest', apiRateLimit(app));
+    app.get('/probe', async () => ({ ok: true }));
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await app.inject({ url: '/probe' });
+        assert.equal(res.statusCode, 200);
+        assert.deepEqual(res.json(), { ok: true });
+      }
+    } finally {
+      await app.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => stalled.close(() => resolve()));
     }
   });
 });
