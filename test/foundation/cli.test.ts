@@ -117,6 +117,21 @@ test('every command has --help', async () => {
   }
 });
 
+test('serve --workers: 1 by default, a number or auto (one per core) accepted; over 256 refused', async () => {
+  const help = await runCli(['serve', '--help'], env);
+  assert.match(help.stdout, /--workers <n>[\s\S]*"auto" for one per core \(default: 1\)/);
+  // An accepted value gets as far as reading the configuration: the bad PORT is the complaint, not --workers.
+  for (const value of ['auto', 'AUTO', '2']) {
+    const r = await runCli(['serve', '--workers', value], { DATA_DIR: tempDir(), PORT: 'not-a-port' });
+    assert.notEqual(r.code, 0, value);
+    assert.match(r.stderr, /PORT/, value);
+    assert.doesNotMatch(r.stderr, /--workers/, value);
+  }
+  const tooMany = await runCli(['serve', '--workers', '257'], { DATA_DIR: '/nonexistent/never-used' });
+  assert.notEqual(tooMany.code, 0);
+  assert.match(tooMany.stderr, /--workers.*at most 256/);
+});
+
 test('commands work while a server runs on the same SQLite file', async () => {
   const server = await startServerProcess(env);
   try {
