@@ -209,3 +209,23 @@ describe('webhook delivery', () => {
     for (const s of [secret, sub.secret]) assert.doesNotThrow(() => new Webhook(s).verify(got.body, got.headers as Record<string, string>));
   });
 });
+
+describe('webhook secret rotation after the overlap', () => {
+  // WEBHOOKS_SECRET_OVERLAP=0: the overlap is over as soon as the secret is rotated.
+  const f = useWebhookFixture({ env: { WEBHOOKS_SECRET_OVERLAP: '0' } });
+  const receiver = receivers();
+
+  test('once the overlap is over only the new secret signs; the old one no longer verifies', async () => {
+    const r = await receiver();
+    const sub = await f.subscribe(r.url, ['donation.created']);
+    const rotated = await f.t.app.inject({ method: 'POST', url: `/api/v1/webhooks/${sub.id}/secret`, headers: f.auth() });
+    assert.equal(rotated.statusCode, 200);
+    const secret = json(rotated).data.secret as string;
+    await f.donate();
+    await until(() => r.received.length === 1, 60_000, 'delivery');
+    const got = r.received[0]!;
+    assert.equal(String(got.headers['webhook-signature']).split(' ').length, 1);
+    assert.doesNotThrow(() => new Webhook(secret).verify(got.body, got.headers as Record<string, string>));
+    assert.throws(() => new Webhook(sub.secret).verify(got.body, got.headers as Record<string, string>));
+  });
+});
