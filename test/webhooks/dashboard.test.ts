@@ -5,6 +5,7 @@ import { findSubscription } from '../../src/modules/webhooks/webhooks.repository
 import { ALL_SCOPES } from '../../src/oauth/scopes.js';
 import { assertHtml, assertNoInlineScript, browserFor, streamer } from '../dashboard/helpers.js';
 import { buildTestApp, issueToken, makeApp, type TestApp } from '../helper.js';
+import { retryWindowText } from '../../src/web/pages/dashboard/webhooks.pages.js';
 import { until } from '../wait.js';
 import { Receiver } from './receiver.js';
 import { WEBHOOK_TEST_ENV } from './fixture.js';
@@ -38,6 +39,7 @@ test('dashboard: the streamer sees the disabled notice, the log, redelivers and 
   assertHtml(page);
   assertNoInlineScript(page.body);
   assert.match(page.body, /Webhooks of Discord &lt;bot&gt; to http:\/\/127\.0\.0\.1:\d+\/hook are stopped/);
+  assert.match(page.body, /kept failing for 1 second\./, 'the configured retry window (WEBHOOKS_RETRY_WINDOW=1), not a fixed 24 hours');
   assert.match(page.body, /disabled: the endpoint failed for the whole retry window/);
   assert.match(page.body, /<code>down for &lt;maintenance&gt;<\/code>/, 'the response excerpt, escaped');
   assert.match(page.body, /<strong>503<\/strong>/);
@@ -77,10 +79,34 @@ test('dashboard: the streamer sees the disabled notice, the log, redelivers and 
   assert.match(after.body, /removed by the streamer/);
 });
 
-test('dashboard in Russian', async () => {
+test('dashboard in Russian: the notice, the status, the log and the actions', async () => {
+  const failing = await Receiver.start();
+  after(() => failing.close());
+  failing.behave = () => ({ status: 503, body: 'нет' });
   const { user } = await streamer(t, { language: 'ru_RU' } as never);
+  const { app: client } = await makeApp(t, user.id);
+  const token = await issueToken(t, { userId: user.id, clientId: client.client_id, scopes: [...ALL_SCOPES] });
+  const created = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: { authorization: `Bearer ${token}` }, payload: { url: failing.url, events: ['donation.created'] } });
+  assert.equal(created.statusCode, 201, created.body);
+  const id = created.json().data.id as number;
+  await createDonation(t.database.db, { userId: user.id, amount: 5, currency: 'USD', username: 'someone' });
+  await until(async () => (await findSubscription(t.database.db, id))?.status === 'disabled', 15000, 'disabled after the window');
   const browser = await browserFor(t, user);
   const page = await browser.get('/dashboard/webhooks');
   assertHtml(page);
   assert.match(page.body, /Вебхуки/);
+  assert.match(page.body, /остановлены: адрес не отвечал как надо 1 секунду\./);
+  assert.match(page.body, /включите подписку снова/);
+  assert.match(page.body, /отключена: адрес не отвечал всё время повторных попыток/);
+  assert.match(page.body, /Журнал доставки/);
+  assert.match(page.body, /не доставлено/);
+  assert.match(page.body, /Отправить снова/);
+  assert.match(page.body, /Включить снова/);
+  assert.doesNotMatch(page.body, /Redeliver|Re-enable|are stopped|Delivery log/, 'no English left');
+});
+
+test('the notice names the retry window in its largest whole unit (24 hours by default)', () => {
+  assert.deepEqual(retryWindowText(24 * 3600_000), { unit: 'hour', n: 24 });
+  assert.deepEqual(retryWindowText(90 * 60_000), { unit: 'minute', n: 90 });
+  assert.deepEqual(retryWindowText(1000), { unit: 'second', n: 1 });
 });

@@ -592,7 +592,7 @@ const en_US = Object.assign({
   'webhooks.delivery.cancelled': "cancelled",
   'webhooks.latency': "{ms} ms",
   'webhooks.redeliver': "Redeliver",
-  'webhooks.disabled_notice': "Webhooks of {app} to {url} are stopped: the endpoint kept failing for 24 hours. Once it is fixed, <a>re-enable the subscription</a>; what was queued is sent then. Stopped",
+  'webhooks.disabled_notice': "Webhooks of {app} to {url} are stopped: the endpoint kept failing for {unit, select, hour {{n, plural, one {# hour} other {# hours}}} minute {{n, plural, one {# minute} other {# minutes}}} other {{n, plural, one {# second} other {# seconds}}}}. Once it is fixed, <a>re-enable the subscription</a>; what was queued is sent then. Stopped",
   // Payments (issue 12)
   'donor.closed': "{name} is not taking donations here right now.",
   'donor.pay_with': "How would you like to pay?",

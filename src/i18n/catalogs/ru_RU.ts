@@ -575,7 +575,7 @@ const ru_RU: Record<MessageKey, string> = Object.assign({
   'webhooks.delivery.cancelled': "отменено",
   'webhooks.latency': "{ms} мс",
   'webhooks.redeliver': "Отправить снова",
-  'webhooks.disabled_notice': "Вебхуки приложения {app} на {url} остановлены: адрес не отвечал как надо 24 часа. Когда его починят, <a>включите подписку снова</a> — накопившееся будет отправлено. Остановлено",
+  'webhooks.disabled_notice': "Вебхуки приложения {app} на {url} остановлены: адрес не отвечал как надо {unit, select, hour {{n, plural, one {# час} few {# часа} many {# часов} other {# часа}}} minute {{n, plural, one {# минуту} few {# минуты} many {# минут} other {# минуты}}} other {{n, plural, one {# секунду} few {# секунды} many {# секунд} other {# секунды}}}}. Когда его починят, <a>включите подписку снова</a> — накопившееся будет отправлено. Остановлено",
   'donor.closed': "{name} сейчас не принимает донаты на этой странице.",
   'donor.pay_with': "Как вы хотите оплатить?",
   'donor.error.provider': "Выберите способ оплаты.",

@@ -52,13 +52,22 @@ function subscriptionCard(t: Translator, item: DashboardSubscription, csrf: stri
 </article>`;
 }
 
+/** WEBHOOKS_RETRY_WINDOW in its largest whole unit, for the notice (24 hours by default; tests use seconds). */
+export function retryWindowText(ms: number): { unit: 'hour' | 'minute' | 'second'; n: number } {
+  const seconds = Math.round(ms / 1000);
+  if (seconds % 3600 === 0) return { unit: 'hour', n: seconds / 3600 };
+  if (seconds % 60 === 0) return { unit: 'minute', n: seconds / 60 };
+  return { unit: 'second', n: seconds };
+}
+
 /** The email-free notice: what stopped, when, and what to do. */
-function disabledNotices(t: Translator, items: DashboardSubscription[]): Html {
+function disabledNotices(t: Translator, items: DashboardSubscription[], retryWindowMs: number): Html {
   const disabled = items.filter((i) => i.subscription.status === 'disabled');
   return html`${disabled.map(
     (i) => html`<div class="notice warning" role="alert">${t.rich('webhooks.disabled_notice', {
       app: i.subscription.app_name,
       url: i.subscription.url,
+      ...retryWindowText(retryWindowMs),
       a: (chunks) => html`<a href="#webhook-${i.subscription.id}">${chunks}</a>`,
     })} ${time(t, i.subscription.status_at ?? i.subscription.updated_at)}</div>`,
   )}`;
@@ -72,7 +81,7 @@ async function render(app: FastifyInstance, request: FastifyRequest, reply: Fast
   const body = html`<section class="card">
 <h1>${t.t('webhooks.title')}</h1>
 <p>${t.t('webhooks.intro')}</p>
-${disabledNotices(t, [...forMe, ...ofMyApps.filter((i) => i.subscription.user_id !== user.id)])}
+${disabledNotices(t, [...forMe, ...ofMyApps.filter((i) => i.subscription.user_id !== user.id)], app.ctx.config.webhooks.retryWindowMs)}
 ${forMe.length ? forMe.map((i) => subscriptionCard(t, i, csrf, false)) : html`<p class="empty">${t.t('webhooks.none_for_me')}</p>`}
 </section>
 <section class="card">
