@@ -139,10 +139,11 @@ export async function isUserActive(db: Kysely<DB>, userId: number): Promise<bool
  * A grant is live while it is not revoked and still holds a usable token: an unexpired, unrevoked
  * access token, or an unexpired refresh token not yet rotated. (Expired grants stay as history.)
  */
-function liveGrants(db: Kysely<DB>, userId: number, now: number) {
+/** Grants still in use (a live access or refresh token) of one user, or of every user (`null`). */
+function liveGrants(db: Kysely<DB>, userId: number | null, now: number) {
   return db
     .selectFrom('oauth_grants as g')
-    .where('g.user_id', '=', userId)
+    .$if(userId !== null, (q) => q.where('g.user_id', '=', userId!))
     .where('g.revoked_at', 'is', null)
     .where((eb) =>
       eb.or([
@@ -195,6 +196,28 @@ export async function listAuthorizedApps(db: Kysely<DB>, userId: number, now = D
     byClient.set(row.client_id, entry);
   }
   return [...byClient.values()].sort((a, b) => a.name.localeCompare(b.name) || a.clientId - b.clientId);
+}
+
+/** A streamer who has a live grant to one of the owner's applications (the dashboard's webhook form). */
+export interface OwnedAppStreamer {
+  clientId: number;
+  appName: string;
+  userId: number;
+  userName: string;
+}
+
+/** Every (application, streamer) pair with a live grant, over the applications `ownerId` owns. */
+export async function streamersOfOwnedApps(db: Kysely<DB>, ownerId: number, now = Date.now()): Promise<OwnedAppStreamer[]> {
+  const rows = await liveGrants(db, null, now)
+    .innerJoin('apps as p', 'p.id', 'g.client_id')
+    .innerJoin('users as u', 'u.id', 'g.user_id')
+    .where('p.owner_id', '=', ownerId)
+    .select(['g.client_id', 'p.name as app_name', 'u.id as user_id', 'u.name as user_name'])
+    .distinct()
+    .orderBy('p.name')
+    .orderBy('u.name')
+    .execute();
+  return rows.map((r) => ({ clientId: r.client_id, appName: r.app_name, userId: r.user_id, userName: r.user_name }));
 }
 
 /**

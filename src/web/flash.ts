@@ -20,6 +20,8 @@ export interface Flash {
   error?: string;
   /** A client secret to show once (a created application, a rotated secret). */
   secret?: { clientId: number; value: string };
+  /** A webhook subscription's signing secret to show once (subscribed or rotated on the dashboard). */
+  webhookSecret?: { subscriptionId: number; value: string };
 }
 
 interface SealedFlash {

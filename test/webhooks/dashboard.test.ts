@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { findSubscription } from '../../src/modules/webhooks/webhooks.repository.js';
 import { ALL_SCOPES } from '../../src/oauth/scopes.js';
@@ -102,11 +103,67 @@ test('dashboard in Russian: the notice, the status, the log and the actions', as
   assert.match(page.body, /не доставлено/);
   assert.match(page.body, /Отправить снова/);
   assert.match(page.body, /Включить снова/);
-  assert.doesNotMatch(page.body, /Redeliver|Re-enable|are stopped|Delivery log/, 'no English left');
+  assert.match(page.body, /Подписать приложение/);
+  assert.match(page.body, /Приложение и стример/);
+  assert.match(page.body, /Сменить секрет/);
+  assert.doesNotMatch(page.body, /Redeliver|Re-enable|are stopped|Delivery log|Subscribe/, 'no English left');
 });
 
 test('the notice names the retry window in its largest whole unit (24 hours by default)', () => {
   assert.deepEqual(retryWindowText(24 * 3600_000), { unit: 'hour', n: 24 });
   assert.deepEqual(retryWindowText(90 * 60_000), { unit: 'minute', n: 90 });
   assert.deepEqual(retryWindowText(1000), { unit: 'second', n: 1 });
+});
+
+test('dashboard: an application owner subscribes for a streamer who authorized it, sees the secret once, rotates it; nobody else can', async () => {
+  const hook = await Receiver.start();
+  after(() => hook.close());
+  const owner = await streamer(t);
+  const { app: client } = await makeApp(t, owner.user.id);
+  const viewer = await streamer(t);
+  // The viewer authorized the application (a live grant) for donations only.
+  await issueToken(t, { userId: viewer.user.id, clientId: client.client_id, scopes: ['oauth-donation-subscribe'] });
+  const grant = `${client.client_id}:${viewer.user.id}`;
+
+  const page = await owner.browser.get('/dashboard/webhooks');
+  assert.match(page.body, new RegExp(`<option value="${grant}">Test client → ${viewer.user.name}</option>`));
+  // Refused forms change nothing and are shown again as typed: a bad URL, an event the grant does not cover.
+  const badUrl = await owner.browser.postForm('/dashboard/webhooks', { grant, url: 'http://example.com/hook', events: 'donation.created' });
+  assert.equal(badUrl.statusCode, 422);
+  assert.match(badUrl.body, /must use https/);
+  assert.match(badUrl.body, /value="http:\/\/example\.com\/hook"/);
+  const badScope = await owner.browser.postForm('/dashboard/webhooks', { grant, url: hook.url, events: 'custom_alert.created' });
+  assert.equal(badScope.statusCode, 422);
+  assert.match(badScope.body, /oauth-custom_alert-store/);
+  assert.equal(hook.challenges.length, 0, 'no challenge sent for a refused form');
+
+  const created = await owner.browser.postForm('/dashboard/webhooks', { grant, url: hook.url, events: 'donation.created' });
+  assert.equal(created.statusCode, 303, created.body);
+  const id = Number(/#webhook-(\d+)$/.exec(String(created.headers.location))![1]);
+  const shown = await owner.browser.get('/dashboard/webhooks');
+  const secret = /<code id="webhook-secret">(whsec_[^<]+)<\/code>/.exec(shown.body)![1]!;
+  assert.doesNotThrow(() => new Webhook(secret).verify(hook.challenges[0]!.body, hook.challenges[0]!.headers as Record<string, string>), 'the challenge was signed with the secret shown');
+  assert.doesNotMatch((await owner.browser.get('/dashboard/webhooks')).body, /webhook-secret/, 'shown once');
+  const row = (await findSubscription(t.database.db, id))!;
+  assert.deepEqual([row.app_id, row.user_id, row.status, JSON.parse(row.events)], [client.client_id, viewer.user.id, 'active', ['donation.created']]);
+
+  // Someone without a grant to their application, or another owner: 404, nothing stored.
+  const stranger = await streamer(t);
+  await stranger.browser.get('/dashboard/webhooks');
+  assert.equal((await stranger.browser.postForm('/dashboard/webhooks', { grant, url: hook.url, events: 'donation.created' })).statusCode, 404);
+  assert.equal((await owner.browser.postForm('/dashboard/webhooks', { grant: `${client.client_id}:${stranger.user.id}`, url: hook.url, events: 'donation.created' })).statusCode, 404);
+  assert.equal(hook.challenges.length, 1);
+
+  // Rotation: the owner only (the streamer sees no button and gets a 404); the new secret shown once, both sign.
+  const viewerPage = await viewer.browser.get('/dashboard/webhooks');
+  assert.doesNotMatch(viewerPage.body, new RegExp(`/dashboard/webhooks/${id}/secret`));
+  assert.equal((await viewer.browser.postForm(`/dashboard/webhooks/${id}/secret`, {})).statusCode, 404);
+  await owner.browser.get('/dashboard/webhooks');
+  const rotated = await owner.browser.postForm(`/dashboard/webhooks/${id}/secret`, {});
+  assert.equal(rotated.statusCode, 303);
+  const next = /<code id="webhook-secret">(whsec_[^<]+)<\/code>/.exec((await owner.browser.get('/dashboard/webhooks')).body)![1]!;
+  assert.notEqual(next, secret);
+  await createDonation(t.database.db, { userId: viewer.user.id, amount: 2, currency: 'USD', username: 'someone' });
+  const got = await until(() => hook.received[0], 60_000, 'the delivery');
+  for (const s of [next, secret]) assert.doesNotThrow(() => new Webhook(s).verify(got.body, got.headers as Record<string, string>));
 });

@@ -32,7 +32,7 @@ export async function subscriptionsOfGrant(db: Kysely<DB>, appId: number, userId
     .execute();
 }
 
-export type SubscriptionWithApp = SubscriptionRow & { app_name: string; streamer_name: string };
+export type SubscriptionWithApp = SubscriptionRow & { app_name: string; app_owner_id: number; streamer_name: string };
 
 /** Subscriptions with their application's and streamer's names, for the dashboard, newest first. */
 const subscriptionsWithApp = (db: Kysely<DB>) =>
@@ -41,7 +41,7 @@ const subscriptionsWithApp = (db: Kysely<DB>) =>
     .innerJoin('apps', 'apps.id', 's.app_id')
     .innerJoin('users', 'users.id', 's.user_id')
     .selectAll('s')
-    .select(['apps.name as app_name', 'users.name as streamer_name'])
+    .select(['apps.name as app_name', 'apps.owner_id as app_owner_id', 'users.name as streamer_name'])
     .orderBy('s.id', 'desc');
 
 /** Every subscription made for this streamer, by any application. */

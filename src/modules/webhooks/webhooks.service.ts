@@ -10,6 +10,7 @@ import { generateWebhookSecret, webhookHeaders } from '../../security/standard-w
 import { checkEndpointUrl, postJson, type Resolver } from './endpoint.js';
 import { isWebhookEvent, REQUIREMENTS, WEBHOOK_EVENTS, type WebhookEvent } from './webhook-events.js';
 import { findAppById } from '../apps/apps.repository.js';
+import { grantedScopes, streamersOfOwnedApps, type OwnedAppStreamer } from '../../oauth/oauth.repository.js';
 import * as repo from './webhooks.repository.js';
 import type { AttemptRow, DeliveryRow, SubscriptionRow } from './webhooks.table.js';
 
@@ -321,4 +322,32 @@ export async function removeFromDashboard(db: Kysely<DB>, userId: number, subscr
 export async function redeliverFromDashboard(db: Kysely<DB>, userId: number, subscriptionId: number, deliveryId: number): Promise<void> {
   const { row } = await manageable(db, userId, subscriptionId);
   await redeliver(db, row.id, deliveryId);
+}
+
+/** The streamers who authorized one of `ownerId`'s applications: whom the dashboard's form can subscribe for. */
+export function subscribableStreamers(db: Kysely<DB>, ownerId: number): Promise<OwnedAppStreamer[]> {
+  return streamersOfOwnedApps(db, ownerId);
+}
+
+/**
+ * The dashboard's subscribe form: the owner of an application subscribes it for a streamer who
+ * authorized it, with the rights of that authorization — what a token of the grant could do through
+ * the API (the challenge included). Another's application, or a streamer without a live grant: 404.
+ */
+export async function subscribeFromDashboard(deps: WebhookDeps, ownerId: number, input: { clientId: number; userId: number; url: unknown; events: unknown }): Promise<WebhookResource> {
+  const app = input.clientId > 0 ? await findAppById(deps.db, input.clientId) : undefined;
+  const scopes = app && app.owner_id === ownerId && input.userId > 0 ? await grantedScopes(deps.db, input.userId, input.clientId) : null;
+  if (!app || scopes === null) throw new NotFoundError(msg('err.webhook.not_found'));
+  return createSubscription(deps, { appId: app.id, userId: input.userId, scopes }, { url: input.url, events: input.events });
+}
+
+/**
+ * The dashboard's rotation: a new secret for a subscription of one of `ownerId`'s applications,
+ * shown once. Only the application's owner: the secret is the application's, not the streamer's.
+ */
+export async function rotateFromDashboard(deps: WebhookDeps, ownerId: number, subscriptionId: number): Promise<WebhookResource> {
+  const row = subscriptionId > 0 ? await repo.findSubscription(deps.db, subscriptionId) : undefined;
+  const app = row && row.status !== 'removed' ? await findAppById(deps.db, row.app_id) : undefined;
+  if (!row || app?.owner_id !== ownerId) throw new NotFoundError(msg('err.webhook.not_found'));
+  return rotateSubscriptionSecret(deps, { appId: row.app_id, userId: row.user_id, scopes: [] }, subscriptionId);
 }

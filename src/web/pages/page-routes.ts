@@ -88,6 +88,8 @@ export const PAGE_MODULES: LazyPageModule[] = [
     load: async () => (await browserPages()).webhookPages,
     routes: (app) => [
       get('/dashboard/webhooks', user()),
+      post('/dashboard/webhooks', form(app)),
+      post('/dashboard/webhooks/:id/secret', form(app)),
       post('/dashboard/webhooks/:id/reenable', form(app)),
       post('/dashboard/webhooks/:id/remove', form(app)),
       post('/dashboard/webhooks/:id/deliveries/:delivery/redeliver', form(app)),
