@@ -506,11 +506,21 @@ async function main(): Promise<void> {
  * growth from the idle server to all connections divided by all of them. With --before=DIR the
  * node of an older checkout is a third side, in the same alternating rounds.
  */
+/**
+ * A copy of this file in an older checkout's bench/ (--before=DIR), which serves that checkout's
+ * side; removed when the bench exits, as the temporary data directories are.
+ */
+function benchCopyIn(before: string): string {
+  const copy = path.join(before, 'bench', 'realtime-bench-copy.ts');
+  fs.copyFileSync(process.argv[1]!, copy);
+  process.once('exit', () => fs.rmSync(copy, { force: true }));
+  return copy;
+}
+
 async function memory(group: ChildProcess[], share: (n: number, i: number) => number, idle: number, rounds = 1): Promise<void> {
   // --before=DIR: the node of an older checkout too, served by a copy of this file in DIR/bench.
   const before = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
-  const copy = before ? path.join(before, 'bench', 'realtime-bench-copy.ts') : null;
-  if (copy) fs.copyFileSync(process.argv[1]!, copy);
+  const copy = before ? benchCopyIn(before) : null;
   const sides = copy ? (['node', 'node-before', 'raw'] as const) : (['node', 'raw'] as const);
   const half = Math.floor(idle / 2);
   console.log(`\n## Memory (${idle} idle connections, fresh server process each, after GC; per connection: growth from ${half} to ${idle} connections ÷ ${idle - half})`);
@@ -627,11 +637,7 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
   // and a node_modules symlink), served by a copy of this file placed in DIR/bench.
   const before = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
   const sources: [string, string][] = [['app', process.argv[1]!]];
-  if (before) {
-    const copy = path.join(before, 'bench', 'realtime-bench-copy.ts');
-    fs.copyFileSync(process.argv[1]!, copy);
-    sources.push(['before', copy]);
-  }
+  if (before) sources.push(['before', benchCopyIn(before)]);
   for (const dialect of dialects) {
     for (const [name, file] of sources) {
       const profile = process.argv.find((a) => a.startsWith('--profile='));
