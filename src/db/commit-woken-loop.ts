@@ -3,7 +3,11 @@ import type { Database } from './database.js';
 export interface CommitWokenLoopOptions {
   /** The idle poll: how soon rows written by other processes are found. */
   pollMs: number;
-  /** One round of the work. A round that throws is reported and retried after ten idle polls. */
+  /**
+   * One round of the work. A round that throws is reported and retried after ten idle polls, twice
+   * that after each further failure in a row, at most `maxRetryMs` apart (a commit still starts one
+   * at once).
+   */
   round: () => Promise<void>;
   /**
    * Whether a commit of this process (with its notes) calls for a round now; by default every
@@ -11,7 +15,12 @@ export interface CommitWokenLoopOptions {
    * are left, and the next poll writes them.
    */
   commitNeedsRound?: (notes: readonly object[]) => boolean;
-  onError: (err: unknown) => void;
+  /** `failures`: rounds failed in a row, this one included; `retryMs`: when the next one runs. */
+  onError: (err: unknown, failures: number, retryMs: number) => void;
+  /** A round succeeded after `failures` failed in a row. */
+  onRecovered?: (failures: number) => void;
+  /** Default 5 s: once the failure is over (a broker back), the work resumes within it. */
+  maxRetryMs?: number;
 }
 
 /**
@@ -29,6 +38,7 @@ export class CommitWokenLoop {
   #again = false;
   #kicked = false;
   #stopped = true;
+  #failures = 0;
   #unsubscribe: (() => void) | null = null;
 
   constructor(database: Database, opts: CommitWokenLoopOptions) {
@@ -113,16 +123,21 @@ export class CommitWokenLoop {
     this.#immediate = null;
     if (this.#running || this.#stopped) return;
     this.#again = false;
-    let failed = false;
     this.#running = (async () => {
+      let retryMs = -1;
       try {
         await this.#opts.round();
+        if (this.#failures > 0) this.#opts.onRecovered?.(this.#failures);
+        this.#failures = 0;
       } catch (err) {
-        failed = true;
-        this.#opts.onError(err);
+        this.#failures++;
+        // Backing off: a broker or database that fails every round (down, or each call waiting out
+        // its timeout) is not hammered, and the log gets a line per retry, not per poll.
+        retryMs = Math.min(this.#opts.pollMs * 10 * 2 ** Math.min(this.#failures - 1, 20), Math.max(this.#opts.maxRetryMs ?? 5000, this.#opts.pollMs * 10));
+        this.#opts.onError(err, this.#failures, retryMs);
       }
       this.#running = null;
-      this.#schedule(failed ? this.#opts.pollMs * 10 : this.#again ? 0 : this.#opts.pollMs);
+      this.#schedule(retryMs >= 0 ? retryMs : this.#again ? 0 : this.#opts.pollMs);
     })();
   }
 }

@@ -130,3 +130,30 @@ test("a round's events are flushed to the sockets before the round writes its pu
     await t.drop();
   }
 });
+
+test('failing rounds back off (ten polls, doubling, at most maxRetryMs) and say so; a success after them is reported once', async () => {
+  const { database } = fakeDatabase();
+  let failing = 4;
+  const errors: [number, number][] = [];
+  const recovered: number[] = [];
+  const loop = new CommitWokenLoop(database, {
+    pollMs: 5,
+    maxRetryMs: 200,
+    round: async () => {
+      if (failing > 0) {
+        failing--;
+        throw new Error('broker does not answer');
+      }
+    },
+    onError: (_err, failures, retryMs) => errors.push([failures, retryMs]),
+    onRecovered: (failures) => recovered.push(failures),
+  });
+  await loop.start();
+  try {
+    await until(() => recovered.length > 0, 10_000, 'a round that succeeds');
+    assert.deepEqual(errors, [[1, 50], [2, 100], [3, 200], [4, 200]]);
+    assert.deepEqual(recovered, [4]);
+  } finally {
+    await loop.stop();
+  }
+});

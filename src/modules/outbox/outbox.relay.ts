@@ -89,7 +89,10 @@ export class OutboxRelay {
       round: () => this.#round(),
       // A relay that takes its database's commits starts the rounds they need itself (#publishCommitted).
       commitNeedsRound: () => this.#unsubscribe === null,
-      onError: (err) => this.#opts.logger?.error({ err }, 'outbox relay: publishing failed; will retry'),
+      // Events wait in the outbox meanwhile; once the broker answers, the next round publishes them
+      // in order, and those it had taken before failing carry their keys (no second publication).
+      onError: (err, failures, retryMs) => this.#opts.logger?.error({ err, failures, retryMs }, 'outbox relay: publishing failed; will retry'),
+      onRecovered: (failures) => this.#opts.logger?.warn({ failures }, 'outbox relay: publishing again after failed rounds'),
     });
   }
 
