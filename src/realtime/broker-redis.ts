@@ -71,8 +71,19 @@ export interface RedisBrokerOptions {
   url?: string;
   /** Namespaces every key and pub/sub channel; several deployments can share one Redis. */
   prefix?: string;
-  logger?: { error(...a: any[]): void };
+  logger?: { error(...a: any[]): void; warn?(...a: any[]): void };
 }
+
+/**
+ * Bounded waits, the values of the rate limiter's client (src/api/rate-limit.ts): a Redis that
+ * accepts connections and never answers must fail a command, not hold it. A subscribe waits for at
+ * most two commands (SUBSCRIBE, then the history read), 2 s together — under centrifuge-js's own
+ * 5 s command timeout, so the client gets the server's answer (3004, reconnect) rather than giving
+ * up by itself. A publish that timed out may still run once Redis answers: the relay's retry
+ * carries the same idempotency key, so it makes no second publication. One retry per command
+ * across a reconnect; the timeout bounds it whatever the retries.
+ */
+export const REDIS_BROKER_TIMEOUTS = { connectTimeout: 2000, commandTimeout: 1000, maxRetriesPerRequest: 1 } as const;
 
 type Scripted = Redis & {
   oaPublish(stream: string, meta: string, idem: string, ...args: (string | number)[]): Promise<[number, string]>;
@@ -86,16 +97,26 @@ export class RedisBroker implements Broker {
   private readonly prefix: string;
   private readonly pubPrefix: string;
   private handler: PublicationHandler | null = null;
+  /**
+   * A command timed out and none has answered since: the connection is up but Redis does not
+   * answer (stopped, swapping, a stuck script), which ioredis's status does not show.
+   */
+  private stalled = false;
+  private probing = false;
 
   constructor(opts: RedisBrokerOptions = {}) {
     this.prefix = opts.prefix ?? 'openalerts.rt';
     this.pubPrefix = `${this.prefix}.pub.`;
     this.ownsCmd = !opts.redis;
-    const cmd = opts.redis ?? (opts.url ? new Redis(opts.url) : new Redis());
+    const cmd = opts.redis ?? (opts.url ? new Redis(opts.url, REDIS_BROKER_TIMEOUTS) : new Redis(REDIS_BROKER_TIMEOUTS));
     cmd.defineCommand('oaPublish', { numberOfKeys: 3, lua: PUBLISH_LUA });
     cmd.defineCommand('oaHistory', { numberOfKeys: 3, lua: HISTORY_LUA });
     this.cmd = cmd as Scripted;
-    this.sub = cmd.duplicate();
+    this.sub = cmd.duplicate(REDIS_BROKER_TIMEOUTS);
+    // Without a listener ioredis prints every connection error to stderr; reconnecting is its own.
+    const warn = (err: unknown) => (opts.logger?.warn ?? opts.logger?.error)?.call(opts.logger, { err }, 'realtime: Redis broker connection error');
+    if (this.ownsCmd) cmd.on('error', warn);
+    this.sub.on('error', warn);
     this.sub.on('message', (rch: string, message: string) => {
       if (!this.handler || !rch.startsWith(this.pubPrefix)) return;
       const channel = rch.slice(this.pubPrefix.length);
@@ -116,19 +137,19 @@ export class RedisBroker implements Broker {
   }
 
   async subscribe(channel: string): Promise<void> {
-    await this.sub.subscribe(this.pubPrefix + channel);
+    await this.watch(this.sub.subscribe(this.pubPrefix + channel));
   }
 
   async unsubscribe(channel: string): Promise<void> {
-    await this.sub.unsubscribe(this.pubPrefix + channel);
+    await this.watch(this.sub.unsubscribe(this.pubPrefix + channel));
   }
 
   async publish(channel: string, data: string, opts: PublishOptions, key?: string): Promise<StreamPosition> {
     if (opts.historySize <= 0) {
-      await this.cmd.publish(this.pubPrefix + channel, `0::${data}`);
+      await this.watch(this.cmd.publish(this.pubPrefix + channel, `0::${data}`));
       return { offset: 0, epoch: '' };
     }
-    const [offset, epoch] = await this.cmd.oaPublish(
+    const [offset, epoch] = await this.watch(this.cmd.oaPublish(
       this.streamKey(channel),
       this.metaKey(channel),
       this.idemKey(channel),
@@ -140,12 +161,12 @@ export class RedisBroker implements Broker {
       this.pubPrefix + channel,
       key ?? '',
       IDEMPOTENCY_WINDOW,
-    );
+    ));
     return { offset: Number(offset), epoch: String(epoch) };
   }
 
   async history(channel: string, opts: HistoryOptions = {}): Promise<HistoryResult> {
-    const [offset, epoch, entries] = await this.cmd.oaHistory(
+    const [offset, epoch, entries] = await this.watch(this.cmd.oaHistory(
       this.streamKey(channel),
       this.metaKey(channel),
       this.idemKey(channel),
@@ -153,7 +174,7 @@ export class RedisBroker implements Broker {
       Math.max(0, Math.ceil(opts.historyMetaTtlMs ?? 0)),
       opts.since?.offset ?? 0,
       opts.limit ?? -1,
-    );
+    ));
     const ep = String(epoch);
     const publications: Publication[] = entries.map(([id, fields]) => ({
       offset: Number(id.slice(0, id.indexOf('-'))),
@@ -164,11 +185,41 @@ export class RedisBroker implements Broker {
   }
 
   async removeHistory(channel: string): Promise<void> {
-    await this.cmd.del(this.streamKey(channel), this.idemKey(channel));
+    await this.watch(this.cmd.del(this.streamKey(channel), this.idemKey(channel)));
   }
 
+  /**
+   * Both connections ready and Redis answering (what /readyz reports). While stalled, each call
+   * sends one PING on both connections (at most one probe at a time), so a Redis that answers again
+   * is seen by the next call even when nothing else is sent.
+   */
   connected(): boolean {
-    return this.cmd.status === 'ready' && this.sub.status === 'ready';
+    if (this.cmd.status !== 'ready' || this.sub.status !== 'ready') return false;
+    if (this.stalled && !this.probing) {
+      this.probing = true;
+      void Promise.all([this.watch(this.cmd.ping()), this.watch(this.sub.ping())])
+        .catch(() => {})
+        .finally(() => {
+          this.probing = false;
+        });
+    }
+    return !this.stalled;
+  }
+
+  /** Records whether Redis answers: a timed-out command marks it stalled, any answer clears that. */
+  private watch<T>(command: Promise<T>): Promise<T> {
+    return command.then(
+      (value) => {
+        this.stalled = false;
+        return value;
+      },
+      (err: unknown) => {
+        if (err instanceof Error && err.message === 'Command timed out') this.stalled = true;
+        // A Redis error reply (a script error) is an answer too.
+        else if (err instanceof Error && err.name === 'ReplyError') this.stalled = false;
+        throw err;
+      },
+    );
   }
 
   async close(): Promise<void> {

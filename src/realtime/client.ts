@@ -3,7 +3,7 @@ import type { JWTPayload } from 'jose';
 import { TokenExpiredError } from '../security/jwt.js';
 import type { Broker, Publication } from './broker.js';
 import {
-  Disconnect, DisconnectBadRequest, DisconnectInvalidToken, DisconnectNoPong, DisconnectNormal, DisconnectRevoked, DisconnectSlow, DisconnectStale,
+  Disconnect, DisconnectBadRequest, DisconnectInvalidToken, DisconnectNoPong, DisconnectNormal, DisconnectRevoked, DisconnectServerError, DisconnectSlow, DisconnectStale,
 } from './disconnect.js';
 import {
   ClientError, ErrorAlreadySubscribed, ErrorBadRequest, ErrorInternal, ErrorLimitExceeded, ErrorMethodNotFound, ErrorNotAvailable,
@@ -339,7 +339,14 @@ export class Client implements HubClient {
       if (this.subs.get(channel) === sub) this.subs.delete(channel);
       this.channelClaims.delete(channel);
       this.ctx.hub.remove(sub);
-      throw err;
+      if (err instanceof ClientError || err instanceof Disconnect) throw err;
+      // The broker failed (Redis down or not answering within its bound). Centrifugo closes the
+      // connection with 3004 then (centrifuge `subscribeCmd`: "error adding subscription", "error on
+      // recover"), not error 100: centrifuge-js 2.x leaves a subscription that got an error reply
+      // failed for good, while 3004 asks every client library to reconnect after its back-off and
+      // subscribe again, recovering what it missed.
+      this.ctx.logger.error({ err, channel, client: this.id }, 'realtime: subscribe failed in the broker; closing with 3004');
+      throw DisconnectServerError;
     }
     if (this.state !== CONNECTED || this.subs.get(channel) !== sub) {
       this.ctx.hub.remove(sub);
@@ -375,6 +382,7 @@ export class Client implements HubClient {
     this.reply(cmd, this.codec!.emptyReply(cmd.id, 'unsubscribe'));
   }
 
+  /** A broker failure answers error 100 (temporary in v2), as Centrifugo's history command does. */
   async history(cmd: Extract<Command, { method: 'history' }>): Promise<void> {
     const channel = cmd.channel;
     if (!channel) throw DisconnectBadRequest;
