@@ -79,12 +79,12 @@ async function server(): Promise<void> {
           return NaN;
         }
       };
-      const lock = (app.ctx.database as { threadLock?: { waits: number; waitedMs: number; maxWaitMs?: number; turnsOf?(holder: number): { turns: number; heldMs: number; turnedOver?: number } } | null }).threadLock ?? null;
+      const lock = (app.ctx.database as { threadLock?: { waits: number; waitedMs: number; maxWaitMs?: number; wokenMs?: number; turnsOf?(holder: number): { turns: number; heldMs: number; turnedOver?: number } } | null }).threadLock ?? null;
       // Turns of the threads' write lock and time held: the requests' side (1), the webhook dispatcher (2), the WAL checkpointer (3).
       const turns = () => [1, 2, 3].map((holder) => ({ turns: 0, heldMs: 0, turnedOver: 0, ...lock?.turnsOf?.(holder) }));
       let turnsSeen = turns();
       let mainCpu = mainThreadCpuMs();
-      let lockSeen = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0 };
+      let lockSeen = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0, wokenMs: lock?.wokenMs ?? 0 };
       // WAL checkpoints of the checkpoint thread (db/wal-checkpointer.ts), and the WAL's size on disk.
       // `inline`: the thread stopped, the requests' connection checkpoints in its commits (SQLite's default).
       let checkpointer = app.ctx.checkpointer ?? null;
@@ -113,7 +113,7 @@ async function server(): Promise<void> {
       };
       app.get('/bench/stats', async () => {
         const mainNow = mainThreadCpuMs();
-        const lockNow = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0 };
+        const lockNow = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0, wokenMs: lock?.wokenMs ?? 0 };
         const checkpointsNow = checkpoints();
         const turnsNow = turns();
         const [app1, dispatcher, checkpointerTurns] = turnsNow.map((t, i) => {
@@ -129,6 +129,8 @@ async function server(): Promise<void> {
           lockWaits: lockNow.waits - lockSeen.waits,
           lockWaitedMs: Math.round(lockNow.waitedMs - lockSeen.waitedMs),
           lockMaxWaitMs: +(lock?.maxWaitMs ?? 0).toFixed(2),
+          // Of the waits, the time after the lock was free: the requests' thread getting back to it.
+          lockWokenMs: Math.round(lockNow.wokenMs - lockSeen.wokenMs),
           threadCheckpoints: checkpointsNow.checkpoints - checkpointsSeen.checkpoints,
           threadCheckpointMs: Math.round(checkpointsNow.ms - checkpointsSeen.ms),
           threadCheckpointLockedPasses: checkpointsNow.lockedPasses - checkpointsSeen.lockedPasses,
@@ -238,6 +240,7 @@ interface ServerStats {
   lockWaits: number;
   lockWaitedMs: number;
   lockMaxWaitMs: number;
+  lockWokenMs: number;
   lockTurns: Record<'requests' | 'dispatcher' | 'checkpointer', { turns: number; heldMs: number; heldMsPerTurn: number; turnedOver: number }>;
   threadCheckpoints: number;
   threadCheckpointMs: number;
@@ -331,10 +334,11 @@ async function main(): Promise<void> {
     load.push(os.loadavg()[0]!);
     return { events: burst, subscriptions, deliveries: burst * subscriptions, writeSeconds, seconds: +(ms / 1000).toFixed(2), deliveriesPerSecond: Math.round((burst * subscriptions * 1000) / ms), serverCpuMsPerDeliveryInclWrites: +(stats.cpuMs / (burst * subscriptions)).toFixed(3) };
   };
+  // With --before: old and new in turn, the old first for one of the two bursts.
   const one = await throughput(srv, srv.ready.users.one, 1);
-  const ten = await throughput(srv, srv.ready.users.burstTen, 10);
   const oneBefore = srvBefore ? await throughput(srvBefore, srvBefore.ready.users.one, 1) : null;
   const tenBefore = srvBefore ? await throughput(srvBefore, srvBefore.ready.users.burstTen, 10) : null;
+  const ten = await throughput(srv, srv.ready.users.burstTen, 10);
   await srv.stop();
   await srvBefore?.stop();
   receiverChild.disconnect();
@@ -356,7 +360,7 @@ async function main(): Promise<void> {
     p50ms: rows(side).map((r) => r.p50),
     p99ms: rows(side).map((r) => r.p99),
     eventLoopMaxDelayMs: rows(side).map((r) => r.server.loopMaxMs),
-    lockWaits: rows(side).map((r) => `${r.server.lockWaits}× ${r.server.lockWaitedMs} ms, longest ${r.server.lockMaxWaitMs} ms`),
+    lockWaits: rows(side).map((r) => `${r.server.lockWaits}× ${r.server.lockWaitedMs} ms (${r.server.lockWokenMs ?? '?'} ms after it was free), longest ${r.server.lockMaxWaitMs} ms`),
     // The webhook dispatcher's turns of the write lock: how many, time held per turn, turned over early for a waiting request.
     dispatcherTurns: rows(side).map((r) => `${r.server.lockTurns.dispatcher.turns}× ${r.server.lockTurns.dispatcher.heldMsPerTurn} ms (${r.server.lockTurns.dispatcher.heldMs} ms), ${r.server.lockTurns.dispatcher.turnedOver} turned over`),
     requestTurns: rows(side).map((r) => `${r.server.lockTurns.requests.turns}× ${r.server.lockTurns.requests.heldMsPerTurn} ms`),

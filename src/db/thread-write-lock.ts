@@ -21,6 +21,11 @@ export class ThreadWriteLock {
   waitedMs = 0;
   /** The longest of those waits (ms), since this was made or the bench last reset it. */
   maxWaitMs = 0;
+  /**
+   * Of `waitedMs`, the part after the other side had let go: this thread's own way back to the
+   * lock (its event loop getting round to the wake-up), not the other side's turn.
+   */
+  wokenMs = 0;
 
   constructor(
     /** Shared with the other threads' connections to the same file (transferred to a worker as is). */
@@ -35,7 +40,7 @@ export class ThreadWriteLock {
     readonly priority: boolean = true,
   ) {
     this.#word = new Int32Array(buffer, 0, TURNED_OVER + MAX_TAGS);
-    this.#heldUs = new BigInt64Array(buffer, HELD_OFFSET, MAX_TAGS);
+    this.#heldUs = new BigInt64Array(buffer, HELD_OFFSET, MAX_TAGS + 1);
   }
 
   tryAcquire(): boolean {
@@ -97,13 +102,19 @@ export class ThreadWriteLock {
         Atomics.notify(this.#word, WAITING);
       }
     }
-    const waited = performance.now() - started;
+    const now = performance.now();
+    const released = Number(Atomics.load(this.#heldUs, RELEASED_AT)) / 1000 - performance.timeOrigin;
+    if (released > started && released <= now) this.wokenMs += now - released;
+    const waited = now - started;
     this.waitedMs += waited;
     if (waited > this.maxWaitMs) this.maxWaitMs = waited;
   }
 
   release(): void {
-    Atomics.add(this.#heldUs, this.holder, BigInt(Math.round((performance.now() - this.#since) * 1000)));
+    const now = performance.now();
+    Atomics.add(this.#heldUs, this.holder, BigInt(Math.round((now - this.#since) * 1000)));
+    // Wall-clock µs (each thread has its own timeOrigin): when the lock was last let go.
+    Atomics.store(this.#heldUs, RELEASED_AT, BigInt(Math.round((performance.timeOrigin + now) * 1000)));
     Atomics.store(this.#word, HOLDER, 0);
     Atomics.notify(this.#word, HOLDER);
   }
@@ -121,9 +132,10 @@ const TURNS = 2;
 /** Tags 1–7 (the app 1, the webhook dispatcher 2, the WAL checkpointer 3). */
 const MAX_TAGS = 8;
 const TURNED_OVER = TURNS + MAX_TAGS;
-/** Microseconds held per tag, 64-bit, after the 32-bit words (8-byte aligned). */
+/** Microseconds held per tag, 64-bit, after the 32-bit words (8-byte aligned), then when the lock was last released. */
 const HELD_OFFSET = 4 * (TURNED_OVER + MAX_TAGS);
-const BYTES = HELD_OFFSET + 8 * MAX_TAGS;
+const RELEASED_AT = MAX_TAGS;
+const BYTES = HELD_OFFSET + 8 * (MAX_TAGS + 1);
 
 /** Until the word changes from `seen` (or a second: the timeout only bounds a wait on a holder that vanished, see releaseHeldBy). */
 async function waitFor(word: Int32Array, index: number, seen: number): Promise<void> {
