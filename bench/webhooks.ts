@@ -269,8 +269,10 @@ async function main(): Promise<void> {
   // --before=DIR: the same sides served by an older checkout too (a copy of this file in DIR/bench).
   const beforeDir = process.argv.find((a) => a.startsWith('--before='))?.slice(9);
   let srvBefore: typeof srv | null = null;
-  if (beforeDir) {
-    const copy = path.join(beforeDir, 'bench', 'webhooks-bench-copy.ts');
+  const copy = beforeDir ? path.join(beforeDir, 'bench', 'webhooks-bench-copy.ts') : null;
+  // Not left behind in the operator's directory.
+  if (copy) process.on('exit', () => fs.rmSync(copy, { force: true }));
+  if (copy) {
     fs.copyFileSync(fileURLToPath(import.meta.url), copy);
     srvBefore = await startServer<Seed>(pathToFileURL(copy).href, serverOptions(profileDir && `${profileDir}/before`));
   }
