@@ -3,7 +3,7 @@ import type { JWTPayload } from 'jose';
 import { TokenExpiredError } from '../security/jwt.js';
 import type { Broker, Publication } from './broker.js';
 import {
-  Disconnect, DisconnectBadRequest, DisconnectInvalidToken, DisconnectNoPong, DisconnectNormal, DisconnectRevoked, DisconnectServerError, DisconnectSlow, DisconnectStale,
+  Disconnect, DisconnectBadRequest, DisconnectInsufficientState, DisconnectInvalidToken, DisconnectNoPong, DisconnectNormal, DisconnectRevoked, DisconnectServerError, DisconnectSlow, DisconnectStale,
 } from './disconnect.js';
 import {
   ClientError, ErrorAlreadySubscribed, ErrorBadRequest, ErrorInternal, ErrorLimitExceeded, ErrorMethodNotFound, ErrorNotAvailable,
@@ -144,6 +144,13 @@ export class Client implements HubClient {
     if (this.state === CLOSED) return;
     this.transport.send(frame);
     if (this.transport.bufferedAmount > this.ctx.maxQueueBytes) this.close(DisconnectSlow);
+  }
+
+  /** HubClient: a publication of `channel` never reached this node; the client recovers it after reconnecting. */
+  missed(channel: string): void {
+    if (this.state === CLOSED) return;
+    this.ctx.logger.error({ channel, client: this.id }, 'realtime: a publication never reached this node; closing with 3010 so the client recovers it');
+    this.close(DisconnectInsufficientState);
   }
 
   send(frame: string): void {

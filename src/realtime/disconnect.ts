@@ -36,5 +36,10 @@ export const DisconnectStale = new Disconnect(3502, 'stale', false);
 export const DisconnectServerError = new Disconnect(3004, 'internal server error', true);
 /** The socket's send buffer exceeded `maxQueueBytes`: the client does not keep up. */
 export const DisconnectSlow = new Disconnect(3008, 'slow', true);
+/**
+ * A subscriber's stream has a gap (a publication never reached this node): Centrifugo closes with
+ * 3010 so the client reconnects and recovers the missed publications from history.
+ */
+export const DisconnectInsufficientState = new Disconnect(3010, 'insufficient state', true);
 /** A server ping got no answer within `pongTimeoutMs`. */
 export const DisconnectNoPong = new Disconnect(3012, 'no pong', true);

@@ -8,6 +8,12 @@ export interface HubClient {
   readonly legacy: boolean;
   /** Sends a frame encoded for this client's protocol. */
   deliver(frame: Buffer): void;
+  /**
+   * A publication of `channel` skipped this node (offsets not consecutive: the broker's pub/sub
+   * connection was cut and came back, the stream's writes reached this node only in part): the
+   * client must reconnect and recover rather than go on as if nothing was missed.
+   */
+  missed?(channel: string): void;
 }
 
 /** One client's subscription to one channel. */
@@ -38,13 +44,26 @@ export class Subscription {
   ) {}
 
   /**
-   * Whether `pub` is past this subscriber's position (then it becomes the position). Publications
-   * without history (offset 0) always pass; one from another epoch too (the stream was lost and
-   * restarted, offsets begin again).
+   * Whether `pub` is next in this subscriber's stream (then it becomes the position). Publications
+   * without history (offset 0) always pass; one at or before the position is skipped. One past the
+   * next, or from another epoch (the stream was lost and restarted: a Redis replaced by an empty
+   * one), means this subscriber missed something: its client is told (`missed`) and gets nothing
+   * more, as centrifuge's "insufficient state".
    */
   advance(pub: Publication): boolean {
     if (pub.offset === 0) return true;
-    if (pub.epoch === this.epoch && pub.offset <= this.offset) return false;
+    if (pub.epoch === this.epoch) {
+      if (pub.offset <= this.offset) return false;
+      // One or more publications of this stream never reached this node (centrifuge: "client
+      // insufficient state (offset)"): sending this one would hide the gap.
+      if (pub.offset > this.offset + 1 && this.client.missed) {
+        this.client.missed(this.channel);
+        return false;
+      }
+    } else if (this.epoch !== '' && this.client.missed) {
+      this.client.missed(this.channel);
+      return false;
+    }
     this.offset = pub.offset;
     this.epoch = pub.epoch;
     return true;
