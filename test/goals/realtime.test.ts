@@ -4,7 +4,7 @@ import { createDonation } from '../../src/modules/donations/donations.service.js
 import { closeGoal, createGoal } from '../../src/modules/goals/goals.service.js';
 import { goalChannel, pollChannel } from '../../src/modules/outbox/channels.js';
 import { closePoll, createPoll } from '../../src/modules/polls/polls.service.js';
-import { RawClient } from '../ws-client.js';
+import { publicationsOn, subscribeAsApp } from '../realtime/app-subscriber.js';
 import { until } from '../wait.js';
 import { buildTestApp, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
 
@@ -16,22 +16,6 @@ before(async () => {
 });
 after(async () => t.close());
 
-/** Connects as an app would (spec 6.1) and subscribes to the streamer's goal and poll channels. */
-async function subscriber(token: string, channels: string[]): Promise<RawClient> {
-  const api = (path: string, init: RequestInit = {}) => fetch(`${base}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } });
-  const profile = (await (await api('/user/oauth')).json()).data;
-  const client = await RawClient.open(`${base.replace('http', 'ws')}/connection/websocket`);
-  client.send({ params: { token: profile.socket_connection_token }, id: 1 });
-  const { result } = await client.reply(1);
-  const res = await api('/centrifuge/subscribe', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channels, client: result.client }) });
-  assert.equal(res.status, 200);
-  const tokens = (await res.json()).channels as { channel: string; token: string }[];
-  tokens.forEach((c, i) => client.send({ params: { channel: c.channel, token: c.token }, method: 1, id: 10 + i }));
-  for (let i = 0; i < tokens.length; i++) assert.equal((await client.reply(10 + i)).error, undefined);
-  return client;
-}
-
-const publications = (client: RawClient, channel: string) => client.pushes(channel).filter((p) => p.result.data?.data).map((p) => p.result.data.data);
 
 test('goal and poll changes reach a subscriber of $goals: and $polls: with the spec payload and reason', async () => {
   const db = t.database.db;
@@ -40,24 +24,24 @@ test('goal and poll changes reach a subscriber of $goals: and $polls: with the s
   const token = await issueToken(t, { userId: streamer.id, clientId: app.client_id, scopes: ['oauth-user-show', 'oauth-goal-subscribe', 'oauth-poll-subscribe'] });
   const goals = goalChannel(streamer.id);
   const polls = pollChannel(streamer.id);
-  const client = await subscriber(token, [goals, polls]);
+  const client = await subscribeAsApp(base, token, [goals, polls]);
   try {
     const goal = await createGoal(db, streamer.id, { title: 'New chair', goalAmount: 200, startAmount: 10 });
     const poll = await createPoll(db, streamer.id, { title: 'Which chair?', options: ['Red', 'Black'] });
     await createDonation(db, { userId: streamer.id, amount: 15, currency: 'USD', pollOptionId: poll.options[1]!.id });
     const finishedGoal = await closeGoal(db, goal.id);
     const finishedPoll = await closePoll(db, poll.id);
-    await until(() => publications(client, goals).length >= 3 && publications(client, polls).length >= 3, 3000, 'goal and poll publications');
+    await until(() => publicationsOn(client, goals).length >= 3 && publicationsOn(client, polls).length >= 3, 3000, 'goal and poll publications');
 
     const { ended_at: _g, ...goalResource } = finishedGoal;
-    assert.deepEqual(publications(client, goals), [
+    assert.deepEqual(publicationsOn(client, goals), [
       { ...goalResource, is_active: 1, raised_amount: 10, reason: 'created' },
       { ...goalResource, is_active: 1, raised_amount: 25, reason: 'updated' },
       { ...goalResource, reason: 'finished' },
     ]);
     const { currency: _c, started_at: _s, ended_at: _e, ...pollResource } = finishedPoll;
     const [red, black] = poll.options;
-    assert.deepEqual(publications(client, polls), [
+    assert.deepEqual(publicationsOn(client, polls), [
       { ...pollResource, is_active: 1, options: [red, black], reason: 'created' },
       { ...pollResource, is_active: 1, options: [red, { ...black, amount_value: 1, amount_percent: 100, is_winner: 1 }], reason: 'updated' },
       { ...pollResource, reason: 'finished' },

@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { ALL_SCOPES } from '../../src/oauth/scopes.js';
-import { dialects, issueToken, makeApp, makeUser, openTestDatabase, testConfig, type TestApp } from '../helper.js';
+import { dialects, issueToken, makeApp, makeUser } from '../helper.js';
 import { until } from '../wait.js';
 import { Receiver } from './receiver.js';
-import { WEBHOOK_TEST_ENV } from './fixture.js';
+import { twoNodes } from './fixture.js';
 
 const BURST = Number(process.env.BURST ?? 1000);
-// Nodes sharing a database share SECRET_KEY (README): each must unseal the signing secrets.
-const SHARED_SECRET_KEY = 'burst-test-secret-key-0123456789abcdef';
 const DIALECTS = await dialects();
 
 /**
@@ -26,22 +22,9 @@ const WRITE_CHUNK = 100;
 describe(`a ${BURST}-event burst, two nodes`, { concurrency: true }, () => {
   for (const dialect of DIALECTS) {
     test(`all delivered once, in order per subscription (${dialect})`, async (t) => {
-      const closers: (() => Promise<void>)[] = [];
-      t.after(async () => {
-        for (const close of closers.reverse()) await close();
-      });
-      const testDb = await openTestDatabase(dialect);
-      closers.push(() => testDb.drop());
-      const nodes: FastifyInstance[] = [];
-      for (let i = 0; i < 2; i++) {
-        const app = await buildApp(testConfig({ ...WEBHOOK_TEST_ENV, WEBHOOKS_TIMEOUT_MS: '10000', SECRET_KEY: SHARED_SECRET_KEY, ...(process.env.BURST_DEBUG ? { LOG_LEVEL: 'warn' } : {}) }), { logger: Boolean(process.env.BURST_DEBUG), database: testDb.database });
-        await app.ready();
-        nodes.push(app);
-        closers.push(() => app.close());
-      }
-      const db = testDb.database.db;
+      const { nodes, database, node0, closers } = await twoNodes(t, dialect, { env: process.env.BURST_DEBUG ? { LOG_LEVEL: 'warn' } : {}, logger: Boolean(process.env.BURST_DEBUG) });
+      const db = database.db;
       const user = await makeUser(db);
-      const node0 = { app: nodes[0]!, database: testDb.database } as unknown as TestApp;
       const { app: client } = await makeApp(node0, user.id);
       const token = await issueToken(node0, { userId: user.id, clientId: client.client_id, scopes: [...ALL_SCOPES] });
       const receivers = [await Receiver.start(), await Receiver.start()];

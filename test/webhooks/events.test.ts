@@ -14,7 +14,7 @@ import { json } from '../api/helpers.js';
 import { buildTestApp, issueToken, listen, makeApp, makeUser, type TestApp } from '../helper.js';
 import { encodeBody, jsSignature, uniqueId, type Params } from '../merchandise/fixture.js';
 import { sleep, until } from '../wait.js';
-import { RawClient } from '../ws-client.js';
+import { publicationsOn, subscribeAsApp } from '../realtime/app-subscriber.js';
 import { WEBHOOK_TEST_ENV } from './fixture.js';
 import { Receiver } from './receiver.js';
 
@@ -61,21 +61,6 @@ describe('every webhook event type is delivered with the REST / real-time resour
     return { app, sell };
   }
 
-  /** Connects as an application would (spec 6.1) and subscribes to `channels` with channel tokens. */
-  async function subscriber(token: string, channels: string[]): Promise<RawClient> {
-    const api = (path: string, init: RequestInit = {}) => fetch(`${base}/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers ?? {}) } });
-    const profile = (await (await api('/user/oauth')).json()).data;
-    const client = await RawClient.open(`${base.replace('http', 'ws')}/connection/websocket`);
-    client.send({ params: { token: profile.socket_connection_token }, id: 1 });
-    const { result } = await client.reply(1);
-    const res = await api('/centrifuge/subscribe', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channels, client: result.client }) });
-    assert.equal(res.status, 200);
-    const tokens = (await res.json()).channels as { channel: string; token: string }[];
-    tokens.forEach((c, i) => client.send({ params: { channel: c.channel, token: c.token }, method: 1, id: 10 + i }));
-    for (let i = 0; i < tokens.length; i++) assert.equal((await client.reply(10 + i)).error, undefined);
-    return client;
-  }
-  const publications = (client: RawClient, channel: string) => client.pushes(channel).filter((p) => p.result.data?.data).map((p) => p.result.data.data as Record<string, unknown>);
   const withoutReason = ({ reason: _reason, ...rest }: Record<string, unknown>) => rest;
 
   test('all ten types, in order, signed; data equal to the REST answer or the real-time publication; other apps’ items not sent', async () => {
@@ -93,7 +78,7 @@ describe('every webhook event type is delivered with the REST / real-time resour
     const created = await t.app.inject({ method: 'POST', url: '/api/v1/webhooks', headers: auth(token), payload: { url: receiver.url, events: all } });
     assert.equal(created.statusCode, 201, created.body);
     const secret = json(created).data.secret as string;
-    const client = await subscriber(token, [donationChannel(streamer.id), goalChannel(streamer.id), pollChannel(streamer.id)]);
+    const client = await subscribeAsApp(base, token, [donationChannel(streamer.id), goalChannel(streamer.id), pollChannel(streamer.id)]);
     try {
       const goal = await createGoal(db, streamer.id, { title: 'Camera', goalAmount: '100', startAmount: '0' });
       const poll = await createPoll(db, streamer.id, { title: 'Next game?', options: ['Chess', 'Go'] });
@@ -122,7 +107,7 @@ describe('every webhook event type is delivered with the REST / real-time resour
       // A donation's transaction records the vote and the goal's progress before the donation itself.
       const expected = ['goal.created', 'poll.created', 'poll.updated', 'goal.updated', 'donation.created', 'custom_alert.created', 'merchandise_sale.created', 'goal.finished', 'poll.finished', 'alert.shown', 'alert.shown', 'alert.shown'];
       await until(() => receiver.received.length >= expected.length, 60_000, 'every event delivered');
-      await until(() => publications(client, goalChannel(streamer.id)).length >= 3 && publications(client, pollChannel(streamer.id)).length >= 3 && publications(client, donationChannel(streamer.id)).length >= 1, 60_000, 'the real-time publications');
+      await until(() => publicationsOn(client, goalChannel(streamer.id)).length >= 3 && publicationsOn(client, pollChannel(streamer.id)).length >= 3 && publicationsOn(client, donationChannel(streamer.id)).length >= 1, 60_000, 'the real-time publications');
       // Whatever else was to come (another application's items) has had time to arrive.
       await sleep(300);
       const got = receiver.received.map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as { type: string; data: Record<string, unknown> });
@@ -130,13 +115,13 @@ describe('every webhook event type is delivered with the REST / real-time resour
       const of = (type: string) => got.filter((m) => m.type === type).map((m) => m.data);
 
       assert.deepEqual(of('donation.created'), [restDonation], 'donation: the REST resource');
-      assert.deepEqual(of('donation.created'), publications(client, donationChannel(streamer.id)).map(withoutReason), 'donation: the real-time publication');
+      assert.deepEqual(of('donation.created'), publicationsOn(client, donationChannel(streamer.id)).map(withoutReason), 'donation: the real-time publication');
       assert.deepEqual(of('custom_alert.created'), [customAlert], 'custom alert: what POST /custom_alert answered');
       assert.deepEqual(of('merchandise_sale.created'), [sale], 'sale: what POST /merchandise_sale answered');
       const goalEvents = [...of('goal.created'), ...of('goal.updated'), ...of('goal.finished')];
-      assert.deepEqual(goalEvents, publications(client, goalChannel(streamer.id)).map(withoutReason), 'goals: the real-time publications');
+      assert.deepEqual(goalEvents, publicationsOn(client, goalChannel(streamer.id)).map(withoutReason), 'goals: the real-time publications');
       const pollEvents = [...of('poll.created'), ...of('poll.updated'), ...of('poll.finished')];
-      assert.deepEqual(pollEvents, publications(client, pollChannel(streamer.id)).map(withoutReason), 'polls: the real-time publications');
+      assert.deepEqual(pollEvents, publicationsOn(client, pollChannel(streamer.id)).map(withoutReason), 'polls: the real-time publications');
       assert.deepEqual(of('alert.shown'), shown.slice(0, 3), 'alert.shown: what the widget was answered');
     } finally {
       client.close();

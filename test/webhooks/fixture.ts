@@ -1,8 +1,11 @@
-import { after, before } from 'node:test';
+import { after, before, type TestContext } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
 import { ALL_SCOPES } from '../../src/oauth/scopes.js';
-import type { Dialect } from '../../src/db/database.js';
+import type { Database, Dialect } from '../../src/db/database.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { apiFixture, type ApiFixture } from '../api/helpers.js';
+import { openTestDatabase, testConfig, type TestApp } from '../helper.js';
 
 /** Test settings: loopback receivers over http, quick retries, short timeouts (never asserted as timings). */
 export const WEBHOOK_TEST_ENV = { WEBHOOKS_ALLOW_HTTP: '1', WEBHOOKS_RETRY_BASE_MS: '20', WEBHOOKS_TIMEOUT_MS: '2000' };
@@ -40,6 +43,36 @@ export function useWebhookFixture(options: Parameters<typeof webhookFixture>[0] 
     await fixture.close?.();
   });
   return fixture;
+}
+
+/** Nodes sharing a database share SECRET_KEY (README): each must unseal the signing secrets. */
+const SHARED_SECRET_KEY = 'webhooks-nodes-test-secret-key-0123456789abcdef';
+
+export interface TwoNodes {
+  nodes: FastifyInstance[];
+  database: Database;
+  /** The first node as the test helpers take it (makeApp, issueToken). */
+  node0: TestApp;
+  /** Run in reverse order after the test (the nodes and the database are the first in). */
+  closers: (() => Promise<void>)[];
+}
+
+/** Two nodes on one fresh database of `dialect` (10 s attempt timeout), closed with it after test `t`. */
+export async function twoNodes(t: TestContext, dialect: Dialect, options: { env?: Record<string, string>; logger?: boolean } = {}): Promise<TwoNodes> {
+  const closers: (() => Promise<void>)[] = [];
+  t.after(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+  const testDb = await openTestDatabase(dialect);
+  closers.push(() => testDb.drop());
+  const nodes: FastifyInstance[] = [];
+  for (let i = 0; i < 2; i++) {
+    const app = await buildApp(testConfig({ ...WEBHOOK_TEST_ENV, WEBHOOKS_TIMEOUT_MS: '10000', SECRET_KEY: SHARED_SECRET_KEY, ...options.env }), { logger: options.logger ?? false, database: testDb.database });
+    await app.ready();
+    nodes.push(app);
+    closers.push(() => app.close());
+  }
+  return { nodes, database: testDb.database, node0: { app: nodes[0]!, database: testDb.database } as unknown as TestApp, closers };
 }
 
 export { ALL_SCOPES };

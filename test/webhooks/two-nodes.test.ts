@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { allDeliveriesOf } from '../../src/modules/webhooks/webhooks.repository.js';
-import { dialects, issueToken, makeApp, makeUser, openTestDatabase, testConfig, type TestApp } from '../helper.js';
+import { dialects, issueToken, makeApp, makeUser } from '../helper.js';
 import { until } from '../wait.js';
 import { Receiver } from './receiver.js';
-import { WEBHOOK_TEST_ENV } from './fixture.js';
+import { twoNodes } from './fixture.js';
 
 const EVENTS = 40;
 /** How long the receiver takes to answer: long enough that two nodes sending at once would overlap. */
 const ANSWER_MS = 30;
-// Nodes sharing a database share SECRET_KEY (README): each must unseal the signing secrets.
-const SHARED_SECRET_KEY = 'two-nodes-test-secret-key-0123456789abcdef';
 
 /**
  * Issue 11 "with several nodes each delivery is attempted by one node at a time": two nodes on one
@@ -25,22 +21,9 @@ const SHARED_SECRET_KEY = 'two-nodes-test-secret-key-0123456789abcdef';
 describe('two nodes, a failing slow receiver: one attempt at a time', { concurrency: true }, async () => {
   for (const dialect of await dialects()) {
     test(`never two requests in flight, each message tried exactly twice, in order (${dialect})`, async (t) => {
-      const closers: (() => Promise<void>)[] = [];
-      t.after(async () => {
-        for (const close of closers.reverse()) await close();
-      });
-      const testDb = await openTestDatabase(dialect);
-      closers.push(() => testDb.drop());
-      const nodes: FastifyInstance[] = [];
-      for (let i = 0; i < 2; i++) {
-        const app = await buildApp(testConfig({ ...WEBHOOK_TEST_ENV, WEBHOOKS_TIMEOUT_MS: '10000', SECRET_KEY: SHARED_SECRET_KEY }), { logger: false, database: testDb.database });
-        await app.ready();
-        nodes.push(app);
-        closers.push(() => app.close());
-      }
-      const db = testDb.database.db;
+      const { nodes, database, node0, closers } = await twoNodes(t, dialect);
+      const db = database.db;
       const user = await makeUser(db);
-      const node0 = { app: nodes[0]!, database: testDb.database } as unknown as TestApp;
       const { app: client } = await makeApp(node0, user.id);
       const token = await issueToken(node0, { userId: user.id, clientId: client.client_id, scopes: ['oauth-donation-subscribe'] });
 
