@@ -215,7 +215,7 @@ function pathFor(rng: Rng, template: string): string {
 }
 
 function queryFor(rng: Rng, names: string[]): string {
-  const pairs = formEncode(fieldsFor(rng, names).valueOf() as Record<string, unknown>).slice(0, 20);
+  const pairs = formEncode(fieldsFor(rng, names)).slice(0, 20);
   if (rng.chance(0.05)) pairs.push(...Array.from({ length: 1200 }, (_, i) => `q${i}=1`));
   return pairs.length ? `?${pairs.join('&')}` : '';
 }
