@@ -139,9 +139,6 @@ export async function anythingToFanOut(db: Kysely<DB>, now: number): Promise<boo
   return row !== undefined;
 }
 
-export async function markFannedOut(tx: Kysely<DB>, ids: number[], now: number): Promise<void> {
-  if (ids.length > 0) await tx.updateTable('outbox').set({ webhooks_at: now }).where('id', 'in', ids).execute();
-}
 /**
  * Marks these outbox rows read by the fan-out if none of them was yet; false (nothing to trust in
  * the transaction) if one was — they were read before the transaction began, and another node
@@ -251,11 +248,7 @@ export async function anythingDue(db: Kysely<DB>, now: number): Promise<boolean>
   return result.rows.length > 0;
 }
 
-/** Extends the leases still held by `owner`; answers those it still holds (lost: expired and taken over, or removed). */
-export async function renewLeases(db: Kysely<DB>, ids: number[], owner: string, leaseUntil: number): Promise<Set<number>> {
-  return ids.length === 0 ? new Set() : runLeaseRenewal(db, leaseRenewal(db, ids, owner, leaseUntil));
-}
-/** renewLeases built ahead (see `run`); `runLeaseRenewal` answers the leases still held. */
+/** Extends the leases still held by `owner`, built ahead (see `run`); `runLeaseRenewal` answers those it still holds (lost: expired and taken over, or removed). */
 export function leaseRenewal(db: Kysely<DB>, ids: number[], owner: string, leaseUntil: number): CompiledQuery<{ id: number }> {
   return db
     .updateTable('webhook_subscriptions')
@@ -319,9 +312,6 @@ export function attemptInserts(db: Kysely<DB>, attempts: AttemptRecord[]): Compi
 }
 
 /** Deliveries whose attempt just got `statusCode` (2xx): delivered, one statement for all of them. */
-export async function markDelivered(tx: Kysely<DB>, ids: number[], statusCode: number, now: number): Promise<void> {
-  if (ids.length > 0) await tx.executeQuery(deliveredMark(tx, ids, statusCode, now));
-}
 export function deliveredMark(db: Kysely<DB>, ids: number[], statusCode: number, now: number): CompiledQuery {
   return db
     .updateTable('webhook_deliveries')
