@@ -18,7 +18,8 @@
  *      "delivery is off the request path" can be judged.
  *    Rounds alternate the four sides (rotating order); after each round the bench waits until every
  *    delivery went out, so a round's deliveries compete with that round's requests only. Per round:
- *    the server's CPU time and event-loop delay (p99), and the load average.
+ *    the server's CPU time and event-loop delay (p99), the CPU time of its PostgreSQL backends and of
+ *    the receiver (round and drain), and the load average.
  *    `--before=DIR`: a second server from an older checkout in DIR (`git archive <commit> | tar -x
  *    -C DIR` and a node_modules symlink), served by a copy of this file placed in DIR/bench; each
  *    side runs on both, alternating (`…Before` sides), so old and new meet the same load.
@@ -34,7 +35,7 @@ import { fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
-import { alternateRounds, autocannon, callIpc, dialectArg, isServerProcess, median, numberArg, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
+import { alternateRounds, autocannon, callIpc, cpuSecondsOf, dialectArg, isServerProcess, median, numberArg, postgresBackendPids, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
 
 interface Seed {
   url: string;
@@ -284,6 +285,19 @@ async function main(): Promise<void> {
     }
   };
   const serverStats = async (base: string) => (await (await fetch(`${base}/bench/stats`)).json()) as ServerStats;
+  // CPU outside the server process that a round costs: its PostgreSQL backends (the requests' and the
+  // dispatcher's bookkeeping) and the receiver (which a real endpoint would run elsewhere). Backends
+  // opened during the round start from 0; one closed during it (the pool's idle timeout) is missed.
+  const backendsOf = async (server: typeof srv) => {
+    const pids = dialect === 'postgres' ? await postgresBackendPids(server.child.pid!) : [];
+    return new Map(pids.map((pid) => [pid, cpuSecondsOf([pid])]));
+  };
+  const outsideCpu = async (server: typeof srv) => ({ backends: await backendsOf(server), receiver: cpuSecondsOf([receiverChild.pid!]) });
+  const outsideCpuMs = async (server: typeof srv, since: Awaited<ReturnType<typeof outsideCpu>>) => {
+    let backends = 0;
+    for (const [pid, cpuNow] of await backendsOf(server)) backends += cpuNow - (since.backends.get(pid) ?? 0);
+    return { postgresCpuMs: Math.round(backends * 1000), receiverCpuMs: Math.round((cpuSecondsOf([receiverChild.pid!]) - since.receiver) * 1000) };
+  };
 
   const baseSides = ['closedNone', 'closedTen', 'openNone', 'openTen', 'openNoneInline', 'openTenInline'] as const;
   const allSides = [...baseSides, ...baseSides.map((side) => `${side}Before` as const)];
@@ -311,6 +325,7 @@ async function main(): Promise<void> {
       await fetch(`${base}/bench/checkpoints/${side.includes('Inline') ? 'inline' : 'thread'}`, { method: 'POST' });
       const before = await received();
       await serverStats(base);
+      const outside = await outsideCpu(serverOf(side));
       const url = `${base}/bench/donate/${userOf(side)}`;
       let request: { rps: number; p50: number; p99: number; ok: number; lateStarts?: number };
       if (side.startsWith('closed')) {
@@ -323,8 +338,10 @@ async function main(): Promise<void> {
       const duringRequests = await serverStats(base);
       await drained(base);
       const drain = await serverStats(base);
+      // Round and drain together: the deliveries of a round may finish in its drain.
+      const outsideMs = await outsideCpuMs(serverOf(side), outside);
       load.push(os.loadavg()[0]!);
-      return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs, drainMainThreadCpuMs: drain.mainThreadCpuMs, drainLoopBusyMs: drain.loopBusyMs }, load1m: os.loadavg()[0]! };
+      return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs, drainMainThreadCpuMs: drain.mainThreadCpuMs, drainLoopBusyMs: drain.loopBusyMs, ...outsideMs }, load1m: os.loadavg()[0]! };
     },
     { rotate: true },
   );
@@ -352,7 +369,7 @@ async function main(): Promise<void> {
   await srvBefore?.stop();
   receiverChild.disconnect();
 
-  type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number } };
+  type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number; postgresCpuMs: number; receiverCpuMs: number } };
   const rows = (side: Side) => ((results as Partial<Record<Side, Row[]>>)[side] ?? []);
   const ratio = (a: Side, b: Side, pick: (r: Row) => number) => rows(a).map((r, i) => (rows(b)[i] ? +(pick(rows(b)[i]!) / Math.max(pick(r), 0.001)).toFixed(2) : null));
   const summary = (side: Side) => rows(side).length === 0 ? null : ({
@@ -363,6 +380,9 @@ async function main(): Promise<void> {
     // Round and the drain after it: what each donation cost the process, and its main thread (the requests' event loop).
     medianServerCpuMsPerDonationWithDrain: median(rows(side).map((r) => +((r.server.cpuMs + r.server.drainCpuMs) / Math.max(r.ok, 1)).toFixed(3))),
     medianMainThreadCpuMsPerDonationWithDrain: median(rows(side).map((r) => +((r.server.mainThreadCpuMs + r.server.drainMainThreadCpuMs) / Math.max(r.ok, 1)).toFixed(3))),
+    // PostgreSQL: the server's backends, round and drain (the dispatcher's statements run there).
+    medianPostgresCpuMsPerDonationWithDrain: median(rows(side).map((r) => +(r.server.postgresCpuMs / Math.max(r.ok, 1)).toFixed(3))),
+    medianReceiverCpuMsPerDonationWithDrain: median(rows(side).map((r) => +(r.server.receiverCpuMs / Math.max(r.ok, 1)).toFixed(3))),
   });
   // Per round, what a reader needs to tell a stall (the longest event-loop delay, the load) from a cost (p50, lock waits).
   const perRound = (side: Side) => rows(side).length === 0 ? null : ({
@@ -375,6 +395,8 @@ async function main(): Promise<void> {
     requestTurns: rows(side).map((r) => `${r.server.lockTurns.requests.turns}× ${r.server.lockTurns.requests.heldMsPerTurn} ms`),
     threadCheckpoints: rows(side).map((r) => `${r.server.threadCheckpoints}× ${r.server.threadCheckpointMs} ms`),
     walMiB: rows(side).map((r) => r.server.walMiB),
+    postgresCpuMs: rows(side).map((r) => r.server.postgresCpuMs),
+    receiverCpuMs: rows(side).map((r) => r.server.receiverCpuMs),
     load1m: rows(side).map((r) => +r.load1m.toFixed(1)),
   });
   const openLoopReport = (none: Side, ten: Side) => ({
