@@ -326,6 +326,13 @@ export interface PoolOptions {
   acquireTimeoutMs?: number;
   /** SQLite: another thread's connection, sharing the write lock of the process's first (Database.threadLock), which goes first. */
   threadLock?: { buffer: SharedArrayBuffer; holder: number };
+  /**
+   * PostgreSQL: every transaction of these connections commits without waiting for its WAL flush
+   * (`synchronous_commit = off` for the session): for a connection whose writes are all redone or
+   * sent again if a crash loses them (the webhook dispatcher's), so that a write of one statement
+   * needs no BEGIN, SET LOCAL and COMMIT around it. Ignored on SQLite.
+   */
+  asynchronousCommit?: boolean;
 }
 
 /** PostgreSQL's code for a statement cancelled by `statement_timeout` (or by an operator). */
@@ -418,6 +425,9 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  // Queued on the new client ahead of the statement it was opened for. Should it fail, the connection
+  // is broken and that statement fails too (a session left synchronous would only be slower).
+  if (poolOptions.asynchronousCommit) pool.on('connect', (client) => void client.query('set synchronous_commit = off').catch(() => {}));
   const db = new Kysely<DB>({ dialect: signallingDialect(new PostgresDialect({ pool: failingCleanly(pool) }), commits.fire), log: queryLog(queries) });
   autocommitSignals.set(db, commits.fire);
   return {

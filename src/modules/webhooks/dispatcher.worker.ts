@@ -22,7 +22,8 @@ const log = (level: 'warn' | 'error' | 'info') => (obj: object, msg?: string) =>
   post({ t: 'log', level, obj: err === undefined ? rest : { ...rest, err: shown }, msg });
 };
 
-const database = createDatabase(data.database, { max: 2, threadLock: data.threadLock ?? undefined });
+// Its writes are all redone or sent again if a crash loses them (see WebhookDispatcher#bookkeeping).
+const database = createDatabase(data.database, { max: 2, threadLock: data.threadLock ?? undefined, asynchronousCommit: true });
 const dispatcher = new WebhookDispatcher(database, {
   config: data.config,
   encryptionKey: Buffer.from(data.encryptionKey),

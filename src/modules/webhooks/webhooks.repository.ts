@@ -127,18 +127,6 @@ export async function eventsToFanOut(tx: Kysely<DB>, limit: number, now: number)
     .execute();
 }
 
-/** Whether any due outbox row awaits the fan-out: a read, so an idle round takes no write lock. */
-export async function anythingToFanOut(db: Kysely<DB>, now: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('outbox')
-    .select('id')
-    .where('webhooks_at', 'is', null)
-    .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /**
  * Marks these outbox rows read by the fan-out if none of them was yet; false (nothing to trust in
  * the transaction) if one was — they were read before the transaction began, and another node
@@ -309,6 +297,28 @@ export function attemptInserts(db: Kysely<DB>, attempts: AttemptRecord[]): Compi
   const statements: CompiledQuery[] = [];
   for (let i = 0; i < rows.length; i += 500) statements.push(db.insertInto('webhook_attempts').values(rows.slice(i, i + 500)).compile());
   return statements;
+}
+
+/**
+ * PostgreSQL: a batch of attempts that all delivered (2xx), recorded in one statement — their log
+ * rows, their deliveries marked delivered (each with its own status code), and the leases of
+ * `renew` extended while `owner` still holds them; answers those it still holds. One statement is
+ * one transaction by itself: on a connection that commits asynchronously (the dispatcher's) it
+ * needs no BEGIN and COMMIT either, one round trip for the whole batch instead of six or more.
+ */
+export function deliveredRecord(db: Kysely<DB>, attempts: AttemptRecord[], renew: number[], owner: string, leaseUntil: number, now: number): CompiledQuery<{ id: number }> {
+  const logged = attempts.map((a) => sql`(${a.deliveryId}, ${a.at}, ${a.statusCode}, ${a.error}, ${a.latencyMs}, ${a.excerpt})`);
+  const codes = attempts.map((a) => sql`(${a.deliveryId}::bigint, ${a.statusCode}::integer)`);
+  return sql<{ id: number }>`
+    with logged as (
+      insert into webhook_attempts (delivery_id, attempted_at, status_code, error, latency_ms, response_excerpt) values ${sql.join(logged)}
+    ), marked as (
+      update webhook_deliveries d set status = 'delivered', finished_at = ${now}, attempts = d.attempts + 1, last_status_code = v.code, last_error = null
+      from (values ${sql.join(codes)}) as v (id, code) where d.id = v.id
+    )
+    update webhook_subscriptions set lease_until = ${leaseUntil}
+    where id in (${sql.join([...new Set(renew)])}) and lease_owner = ${owner} and status = 'active'
+    returning id`.compile(db);
 }
 
 /** Deliveries whose attempt just got `statusCode` (2xx): delivered, one statement for all of them. */
