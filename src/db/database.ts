@@ -192,6 +192,40 @@ export function signalCommit(db: Kysely<DB>): void {
   autocommitSignals.get(db)?.(NO_NOTES);
 }
 
+/**
+ * SQLite: the statements of a transaction run by `transactNow`, each straight on the connection,
+ * within the calling turn. Repositories write their `…Now` functions against it.
+ */
+export interface NowStatements {
+  /** The first row of a statement that returns rows (RETURNING included), or undefined. */
+  get<R>(sql: string, parameters: readonly unknown[]): R | undefined;
+  /** A statement whose rows, if any, are not wanted. */
+  run(sql: string, parameters: readonly unknown[]): void;
+  /** Leaves `note` for the commit listeners, as `noteOnCommit` does. */
+  note(note: object): void;
+}
+
+type NowTransaction = <T>(work: (tx: NowStatements) => T | undefined) => T | undefined;
+const nowTransactions = new WeakMap<Kysely<DB>, NowTransaction>();
+
+/**
+ * SQLite: runs `work` as one write transaction — BEGIN IMMEDIATE, its statements, COMMIT (durable:
+ * synchronous = FULL) and the commit listeners with its notes — all within the calling turn, on
+ * the connection itself: no query built, no await between statements. On the way of every
+ * donation to its alert, Kysely's layers (a promise and a connection hand-over per statement, the
+ * transaction's own) cost as much as the statements did (bench/README.md, issue 16).
+ *
+ * Undefined when nothing was done, and the caller takes its usual path: PostgreSQL, the connection
+ * is in use or awaited (a Kysely transaction or statement under way: this one must not run inside
+ * it, nor pass those waiting), another thread holds the write lock (waited for without blocking
+ * the event loop on the usual path), or `work` returned undefined — it found it needs more than
+ * these statements, and what it did is rolled back. If `work` throws, the transaction is rolled
+ * back and the error goes to the caller.
+ */
+export function transactNow<T>(db: Kysely<DB>, work: (tx: NowStatements) => T | undefined): T | undefined {
+  return nowTransactions.get(db)?.(work);
+}
+
 function listenerSet<A extends unknown[]>() {
   const listeners = new Set<(...args: A) => void>();
   return {
@@ -314,6 +348,91 @@ const BEGIN = /^\s*begin\b/i;
 const END = /^\s*(commit|end|rollback)(\s+transaction)?\s*;?\s*$/i;
 const READ = /^\s*(select|pragma)\b/i;
 
+/**
+ * `transactNow` on one SQLite connection: `statements` is the statement cache Kysely's connection
+ * uses too, `inUse` tells whether Kysely holds or awaits the connection, and the listeners get
+ * what they get from a Kysely transaction (each statement timed, then the commit's notes).
+ */
+function nowTransaction(
+  sqlite: SQLite.Database,
+  statements: { prepare(sql: string): SQLite.Statement },
+  lock: ThreadWriteLock,
+  inUse: () => boolean,
+  queries: QueryListener,
+  committed: CommitListener,
+): NowTransaction {
+  const timed = <R>(text: string, parameters: readonly unknown[], use: (statement: SQLite.Statement) => R): R => {
+    const started = performance.now();
+    try {
+      const result = use(statements.prepare(text));
+      queries((performance.now() - started) / 1000, false);
+      return result;
+    } catch (err) {
+      queries((performance.now() - started) / 1000, true);
+      throw err;
+    }
+  };
+  return (work) => {
+    if (inUse() || sqlite.inTransaction || !lock.tryAcquire()) return undefined;
+    let notes: object[] | null = null;
+    const tx: NowStatements = {
+      get: <R>(text: string, parameters: readonly unknown[]) => timed(text, parameters, (statement) => statement.get(parameters) as R | undefined),
+      run: (text, parameters) => timed(text, parameters, (statement) => void statement.run(parameters)),
+      note: (note) => (notes ??= []).push(note),
+    };
+    let result: ReturnType<typeof work>;
+    try {
+      timed('begin immediate', NO_PARAMETERS, (statement) => statement.run());
+      result = work(tx);
+      timed(result === undefined ? 'rollback' : 'commit', NO_PARAMETERS, (statement) => statement.run());
+    } catch (err) {
+      // A failed COMMIT may have ended the transaction already.
+      if (sqlite.inTransaction) {
+        try {
+          timed('rollback', NO_PARAMETERS, (statement) => statement.run());
+        } catch {
+          // The statement's own error is the one to report.
+        }
+      }
+      throw err;
+    } finally {
+      lock.release();
+    }
+    if (result !== undefined) committed(notes ?? NO_NOTES);
+    return result;
+  };
+}
+const NO_PARAMETERS: readonly unknown[] = Object.freeze([]);
+
+/**
+ * The SQLite dialect with a count of those holding or awaiting its one connection (every Kysely
+ * statement, transaction and `connection()` acquires it): `transactNow` runs only at zero.
+ */
+function countingUsers(dialect: SqliteDialect): { dialect: SqliteDialect; inUse: () => boolean } {
+  let users = 0;
+  const createDriver = dialect.createDriver.bind(dialect);
+  dialect.createDriver = () => {
+    const driver = createDriver();
+    const acquire = driver.acquireConnection.bind(driver);
+    const release = driver.releaseConnection.bind(driver);
+    driver.acquireConnection = async () => {
+      users++;
+      try {
+        return await acquire();
+      } catch (err) {
+        users--;
+        throw err;
+      }
+    };
+    driver.releaseConnection = async (connection) => {
+      users--;
+      await release(connection);
+    };
+    return driver;
+  };
+  return { dialect, inUse: () => users > 0 };
+}
+
 /** PostgreSQL connection pool limits (tests make them small to exhaust the pool quickly). */
 export interface PoolOptions {
   /** Connections per process. */
@@ -392,9 +511,11 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
   if (config.dialect === 'sqlite') {
     const sqlite = openSqlite(config.file);
     const threadLock = poolOptions.threadLock ? new ThreadWriteLock(poolOptions.threadLock.buffer, poolOptions.threadLock.holder, false) : new ThreadWriteLock();
-    const dialect = new SqliteDialect({ database: withStatementCache(sqlite), onCreateConnection: async (connection) => lockingWrites(connection, threadLock) });
+    const statements = withStatementCache(sqlite);
+    const { dialect, inUse } = countingUsers(new SqliteDialect({ database: statements, onCreateConnection: async (connection) => lockingWrites(connection, threadLock) }));
     const db = new Kysely<DB>({ dialect: signallingDialect(dialect, commits.fire, 'begin immediate'), log: queryLog(queries) });
     autocommitSignals.set(db, commits.fire);
+    nowTransactions.set(db, nowTransaction(sqlite, statements, threadLock, inUse, queries.fire, commits.fire));
     return {
       db,
       dialect: 'sqlite',

@@ -1,4 +1,5 @@
 import { CompiledQuery, sql, type Kysely } from 'kysely';
+import type { NowStatements } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import { containsText } from '../../db/like.js';
 import type { DB } from '../../db/schema.js';
@@ -41,6 +42,11 @@ const INSERT_DONATION = {
 export async function insertDonation(db: Kysely<DB>, row: Omit<DonationRow, 'id'>): Promise<DonationRow> {
   const { rows } = await db.executeQuery<{ id: number }>(CompiledQuery.raw(INSERT_DONATION[dialectOf(db)], WRITTEN.map((column) => row[column])));
   return { id: Number(rows[0]!.id), ...row };
+}
+
+/** `insertDonation` on SQLite, as a statement of `transactNow`: the new id. */
+export function insertDonationNow(tx: NowStatements, row: Omit<DonationRow, 'id'>): number {
+  return tx.get<{ id: number }>(INSERT_DONATION.sqlite, WRITTEN.map((column) => row[column]))!.id;
 }
 
 /** What a batched donation needs to know about its streamer (PostgreSQL: `findDonationContexts`). */
@@ -96,7 +102,17 @@ export async function findDonationContext(db: Kysely<DB>, userId: number): Promi
     const { contexts, rates } = await findDonationContexts(db, [userId]);
     return { context: contexts.get(userId), rates };
   }
-  const row = (await db.executeQuery<ContextRow<number> & { rates: string | null }>(CompiledQuery.raw(CONTEXT_SQLITE, [userId]))).rows[0];
+  return sqliteContext((await db.executeQuery<SqliteContextRow>(CompiledQuery.raw(CONTEXT_SQLITE, [userId]))).rows[0]);
+}
+
+/** `findDonationContext` on SQLite, as a statement of `transactNow`. */
+export function donationContextNow(tx: NowStatements, userId: number): { context: DonationContext | undefined; rates: RateTable } {
+  return sqliteContext(tx.get<SqliteContextRow>(CONTEXT_SQLITE, [userId]));
+}
+
+type SqliteContextRow = ContextRow<number> & { rates: string | null };
+
+function sqliteContext(row: SqliteContextRow | undefined): { context: DonationContext | undefined; rates: RateTable } {
   if (!row) return { context: undefined, rates: {} };
   const { id, name, currency, is_active, has_settings, has_goals, rates, ...settings } = row;
   // SQLite's JSON gives each REAL as the shortest text that reads back to the same double.

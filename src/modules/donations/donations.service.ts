@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { batchedRead } from '../../db/batched-read.js';
-import { signalCommit } from '../../db/database.js';
+import { signalCommit, transactNow } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import { GroupCommit, type ItemOutcome } from '../../db/group-commit.js';
 import { DatabaseUnavailableError } from '../../db/unavailable.js';
@@ -11,7 +11,7 @@ import { AmountError, amountMessage, toMinor } from '../../domain/money.js';
 import { convertMinor, type RateTable } from '../../domain/rates.js';
 import { raiseGoalsForDonation } from '../goals/goals.service.js';
 import { castDonationVote, voteInputErrors } from '../polls/polls.service.js';
-import { donationAlertDecision, donationAlertPayload, publishDonationAlert, settingsOfRow, shownPollOptionTitle } from '../moderation/moderation.service.js';
+import { donationAlertDecision, donationAlertPayload, publishDonationAlert, publishDonationAlertNow, settingsOfRow, shownPollOptionTitle } from '../moderation/moderation.service.js';
 import { channelsOf } from '../outbox/events.js';
 import * as repo from './donations.repository.js';
 import type { DonationRow } from './donations.table.js';
@@ -79,6 +79,10 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
     }
     return batches.submit({ input, amount });
   }
+  if (input.pollOptionId === undefined && input.pollOptionTitle === undefined) {
+    const recorded = recordDonationNow(db, input, amount);
+    if (recorded) return recorded;
+  }
   return db.transaction().execute((tx) => recordDonationIn(tx, input, amount));
 }
 
@@ -121,6 +125,26 @@ async function recordDonationIn(tx: Transaction<DB>, input: NewDonation, amount:
   // text the streamer's rules allow on stream; the donation itself keeps what the donor sent.
   await publishDonationAlert(tx, moderation, row, user.name);
   return toDonationResource(row, user.name);
+}
+
+/**
+ * SQLite: a donation without a vote, to a streamer who runs no goal, as `recordDonationIn` records
+ * it — the streamer's context, the donation, its moderation row and alert — in one transaction run
+ * within this turn (`transactNow`), its alert published as it commits. Undefined when it cannot go
+ * this way (PostgreSQL, the connection busy, or the streamer runs a goal: goals are raised and
+ * published statement by statement), and nothing was written.
+ */
+function recordDonationNow(db: Kysely<DB>, input: NewDonation, amount: number): DonationResource | undefined {
+  return transactNow(db, (tx) => {
+    const { context, rates } = repo.donationContextNow(tx, input.userId);
+    if (!context || !context.user.is_active) throw new NotFoundError(NO_STREAMER());
+    if (context.hasGoals) return undefined;
+    const { user } = context;
+    const written = donationRow(input, amount, user, rates, Date.now());
+    const row = { id: repo.insertDonationNow(tx, written), ...written };
+    publishDonationAlertNow(tx, settingsOfRow(context.moderation), row, user.name);
+    return toDonationResource(row, user.name);
+  });
 }
 
 interface DonationJob {

@@ -1,4 +1,5 @@
 import type { Insertable, Kysely } from 'kysely';
+import type { NowStatements } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import type { DonationRow } from '../donations/donations.table.js';
 import type { DonationModerationRow, DonationModerationTable, ModerationSettingsRow, ModerationSettingsTable, ModerationStatus } from './moderation.table.js';
@@ -14,6 +15,14 @@ export async function saveSettings(db: Kysely<DB>, row: Insertable<ModerationSet
 
 export async function insertDonationModeration(tx: Kysely<DB>, row: Insertable<DonationModerationTable>): Promise<void> {
   await tx.insertInto('donation_moderation').values(row).execute();
+}
+
+const MODERATION_COLUMNS: readonly (keyof DonationModerationTable)[] = ['donation_id', 'user_id', 'status', 'shown_username', 'shown_message', 'reasons', 'publish_at', 'decided_at'];
+const INSERT_MODERATION = `insert into donation_moderation (${MODERATION_COLUMNS.join(', ')}) values (${MODERATION_COLUMNS.map(() => '?').join(', ')})`;
+
+/** `insertDonationModeration` on SQLite, as a statement of `transactNow`. */
+export function insertDonationModerationNow(tx: NowStatements, row: DonationModerationTable): void {
+  tx.run(INSERT_MODERATION, MODERATION_COLUMNS.map((column) => row[column]));
 }
 
 /** The moderation rows of these donations (of one streamer), by donation id. */

@@ -1,11 +1,12 @@
 import type { Kysely } from 'kysely';
+import type { NowStatements } from '../../db/database.js';
 import type { DB } from '../../db/schema.js';
 import { msg, NotFoundError } from '../../domain/errors.js';
 import { AmountError, toMajor, toMinor } from '../../domain/money.js';
 import { findDonation } from '../donations/donations.repository.js';
 import { toDonationResource } from '../donations/donations.resource.js';
 import type { DonationRow } from '../donations/donations.table.js';
-import { enqueueEvent } from '../outbox/outbox.repository.js';
+import { enqueueEvent, enqueueEventNow, type NewEvent } from '../outbox/outbox.repository.js';
 import * as repo from './moderation.repository.js';
 import type { ModerationSettingsRow, ModerationStatus } from './moderation.table.js';
 import { shownText, violations, type LinkMode, type TextRules, type Violation, type WordMode } from './rules.js';
@@ -222,12 +223,19 @@ export async function publishDonationAlert(tx: Kysely<DB>, settings: ModerationS
   const decision = donationAlertDecision(settings, row);
   if (decision.moderation) await repo.insertDonationModeration(tx, { donation_id: row.id, user_id: row.user_id, ...decision.moderation });
   if (!decision.alert) return;
-  await enqueueEvent(tx, {
-    type: 'donation.created',
-    userId: row.user_id,
-    payload: donationAlertPayload(row, recipientName, decision.alert),
-    notBefore: decision.alert.notBefore ?? undefined,
-  });
+  await enqueueEvent(tx, donationAlertEvent(row, recipientName, decision.alert));
+}
+
+/** `publishDonationAlert` on SQLite, as statements of `transactNow` (createDonation's usual way there). */
+export function publishDonationAlertNow(tx: NowStatements, settings: ModerationSettings | null, row: DonationRow, recipientName: string): void {
+  const decision = donationAlertDecision(settings, row);
+  if (decision.moderation) repo.insertDonationModerationNow(tx, { donation_id: row.id, user_id: row.user_id, ...decision.moderation });
+  if (!decision.alert) return;
+  enqueueEventNow(tx, donationAlertEvent(row, recipientName, decision.alert));
+}
+
+function donationAlertEvent(row: DonationRow, recipientName: string, alert: NonNullable<DonationAlertDecision['alert']>): NewEvent {
+  return { type: 'donation.created', userId: row.user_id, payload: donationAlertPayload(row, recipientName, alert), notBefore: alert.notBefore ?? undefined };
 }
 
 /** What the streamer's rules decide for a donation: its moderation row (none without settings) and its alert (none while held). */

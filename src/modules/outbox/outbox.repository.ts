@@ -1,6 +1,6 @@
 import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
 import type { OutboxTable } from './outbox.table.js';
-import { noteOnCommit, postgresLiteral } from '../../db/database.js';
+import { noteOnCommit, postgresLiteral, type NowStatements } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import type { DB } from '../../db/schema.js';
 import { channelsOf, type EventType } from './events.js';
@@ -43,12 +43,24 @@ const INSERT_EVENT = {
  * the relay.
  */
 export async function enqueueEvent(tx: Kysely<DB>, event: NewEvent): Promise<void> {
+  const row = eventRow(event);
+  const { rows } = await tx.executeQuery<{ id: number }>(CompiledQuery.raw(INSERT_EVENT[dialectOf(tx)], row.parameters));
+  await noteOnCommit(tx, row.written(Number(rows[0]!.id)));
+}
+
+/** `enqueueEvent` on SQLite, as a statement of `transactNow`: the row goes to the relay the same way. */
+export function enqueueEventNow(tx: NowStatements, event: NewEvent): void {
+  const row = eventRow(event);
+  tx.note(row.written(tx.get<{ id: number }>(INSERT_EVENT.sqlite, row.parameters)!.id));
+}
+
+/** The row `event` is written as: INSERT_EVENT's parameters, and the commit's note once its id is known. */
+function eventRow(event: NewEvent): { parameters: unknown[]; written: (id: number) => WrittenEvent } {
   const channels = JSON.stringify(channelsOf(event.type, event.userId));
   const payload = JSON.stringify(event.payload);
   const at = Date.now();
   const notBefore = event.notBefore ?? null;
-  const { rows } = await tx.executeQuery<{ id: number }>(CompiledQuery.raw(INSERT_EVENT[dialectOf(tx)], [event.type, event.userId, channels, payload, at, notBefore]));
-  await noteOnCommit(tx, new WrittenEvent(Number(rows[0]!.id), event.type, channels, payload, at, notBefore));
+  return { parameters: [event.type, event.userId, channels, payload, at, notBefore], written: (id) => new WrittenEvent(id, event.type, channels, payload, at, notBefore) };
 }
 
 export interface OutboxRow {
