@@ -115,12 +115,22 @@ type SqliteContextRow = ContextRow<number> & { rates: string | null };
 function sqliteContext(row: SqliteContextRow | undefined): { context: DonationContext | undefined; rates: RateTable } {
   if (!row) return { context: undefined, rates: {} };
   const { id, name, currency, is_active, has_settings, has_goals, rates, ...settings } = row;
-  // SQLite's JSON gives each REAL as the shortest text that reads back to the same double.
-  const table: Record<string, number> = rates ? JSON.parse(rates) : {};
   return {
     context: { user: { id, name, currency, is_active }, moderation: has_settings ? { ...settings, user_id: id } : null, hasGoals: has_goals === 1 },
-    rates: Object.fromEntries(Object.entries(table).map(([c, r]) => [c, Number(r)])),
+    rates: rateTable(rates),
   };
+}
+
+/** The last rate table read, by its JSON text: rates change seldom, donations read them every time. */
+let lastRates: { text: string; table: RateTable } = { text: '{}', table: Object.freeze({}) };
+
+function rateTable(text: string | null): RateTable {
+  if (text !== lastRates.text && text !== null) {
+    // SQLite's JSON gives each REAL as the shortest text that reads back to the same double.
+    const table: Record<string, number> = JSON.parse(text);
+    lastRates = { text, table: Object.freeze(Object.fromEntries(Object.entries(table).map(([c, r]) => [c, Number(r)]))) };
+  }
+  return text === null ? {} : lastRates.table;
 }
 
 /** A donation to write with its moderation row and its alert (donations.service.ts works them out). */
