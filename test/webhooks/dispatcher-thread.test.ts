@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import { describe, test } from 'node:test';
 import { deletePublishedBefore } from '../../src/modules/outbox/outbox.repository.js';
 import { until } from '../wait.js';
 import { receivers } from './receiver.js';
 import { useWebhookFixture } from './fixture.js';
+import { testConfig } from '../helper.js';
 
 /**
  * The dispatcher's thread (dispatcher-thread.ts): none without a subscription; the first one
@@ -50,5 +53,29 @@ describe('webhook dispatcher thread', () => {
     await deletePublishedBefore(db(), Date.now());
     assert.ok(await outboxRow(held.id));
     await db().deleteFrom('outbox').where('id', '=', held.id).execute();
+  });
+
+  test('on Linux the thread runs at a lower CPU priority (nice +10, WEBHOOKS_THREAD_NICE); the requests\' thread keeps its own', { skip: process.platform !== 'linux' }, async () => {
+    const r = await receiver();
+    await f.subscribe(r.url, ['donation.created']);
+    await until(() => f.t.app.ctx.webhooks.running, 60_000, 'the thread started');
+    const tid = f.t.app.ctx.webhooks.osThreadId;
+    assert.ok(tid !== null && tid !== process.pid, 'a thread of its own, not the process');
+    const base = os.getPriority(process.pid);
+    // The kernel's view, from the thread's stat (field 19, nice), besides getpriority's.
+    const stat = fs.readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+    const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19 - 3]);
+    assert.equal(nice, Math.min(19, base + 10));
+    assert.equal(os.getPriority(tid), nice);
+    assert.equal(os.getPriority(process.pid), base, 'the main thread is not touched');
+  });
+});
+
+describe('WEBHOOKS_THREAD_NICE', () => {
+  test('10 by default; 0–19; anything else refused at start', () => {
+    assert.equal(testConfig().webhooks.threadNice, 10);
+    assert.equal(testConfig({ WEBHOOKS_THREAD_NICE: '0' }).webhooks.threadNice, 0);
+    assert.equal(testConfig({ WEBHOOKS_THREAD_NICE: '19' }).webhooks.threadNice, 19);
+    for (const bad of ['-1', '20', 'low', '']) assert.throws(() => testConfig({ WEBHOOKS_THREAD_NICE: bad }), /WEBHOOKS_THREAD_NICE/);
   });
 });

@@ -35,7 +35,8 @@ export type ToDispatcherThread =
   | { t: 'resolved'; id: number; addresses?: { address: string; family: number }[]; error?: string };
 
 export type FromDispatcherThread =
-  | { t: 'started' }
+  /** `tid`: the thread's id in the OS (Linux). */
+  | { t: 'started'; tid: number | null }
   | { t: 'stopped' }
   | { t: 'log'; level: 'warn' | 'error' | 'info'; obj: object; msg?: string }
   | { t: 'resolve'; id: number; hostname: string };
@@ -79,6 +80,7 @@ export class WebhookDispatcherThread {
   #lastCheck = 0;
   #unsubscribe: (() => void) | null = null;
   #resolveStopped: (() => void) | null = null;
+  #tid: number | null = null;
 
   constructor(database: Database, opts: DispatcherThreadOptions) {
     this.#database = database;
@@ -93,6 +95,11 @@ export class WebhookDispatcherThread {
   set resolver(resolver: Resolver) {
     this.#resolver = resolver;
     this.#worker?.postMessage({ t: 'resolver', custom: resolver !== systemResolver } satisfies ToDispatcherThread);
+  }
+
+  /** The running thread's id in the OS (Linux): tests read its nice, the bench its CPU time. */
+  get osThreadId(): number | null {
+    return this.#worker ? this.#tid : null;
   }
 
   /** Whether the dispatcher thread runs (tests). */
@@ -189,6 +196,7 @@ export class WebhookDispatcherThread {
       worker.on('message', (message: FromDispatcherThread) => {
         switch (message.t) {
           case 'started':
+            this.#tid = message.tid;
             return resolve();
           case 'stopped':
             resolve();

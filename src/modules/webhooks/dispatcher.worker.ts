@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { createDatabase } from '../../db/database.js';
@@ -21,6 +24,38 @@ const log = (level: 'warn' | 'error' | 'info') => (obj: object, msg?: string) =>
   const shown = err instanceof Error ? { message: err.message, stack: err.stack } : err;
   post({ t: 'log', level, obj: err === undefined ? rest : { ...rest, err: shown }, msg });
 };
+
+/** This thread's id in the OS (Linux: Node has no gettid, but /proc/thread-self links to `<pid>/task/<tid>`). */
+function ownThreadId(): number | null {
+  if (process.platform !== 'linux') return null;
+  try {
+    const tid = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
+    return Number.isInteger(tid) && tid > 0 ? tid : null;
+  } catch {
+    return null; // Said below if it matters (nice wanted).
+  }
+}
+
+/**
+ * Delivery is background work: on a CPU that requests keep busy, they should go first and webhooks
+ * wait (they are not that hurried), not share it half and half. Linux nice is per thread
+ * (setpriority on the thread's id), and raising it needs no privilege. It is a weight, not a strict
+ * priority: the thread still gets a share under saturation, so a turn of the SQLite write lock it
+ * holds (which a request may wait for) stretches by at most a scheduling period, never starves
+ * (docs/webhooks.md). The WAL checkpointer thread is left alone: its locked passes, fsyncs and all,
+ * are what requests wait for, and it needs little CPU.
+ */
+function lowerOwnPriority(tid: number | null, nice: number): void {
+  if (nice === 0 || process.platform !== 'linux') return;
+  try {
+    if (tid === null) throw new Error('/proc/thread-self gave no thread id');
+    os.setPriority(tid, Math.min(19, os.getPriority(tid) + nice));
+  } catch (err) {
+    log('warn')({ err, nice }, 'webhooks: could not lower the dispatcher thread\'s CPU priority (nice); deliveries compete with requests for the CPU as equals');
+  }
+}
+const tid = ownThreadId();
+lowerOwnPriority(tid, data.config.threadNice);
 
 // Its writes are all redone or sent again if a crash loses them (see WebhookDispatcher#bookkeeping).
 const database = createDatabase(data.database, { max: 2, threadLock: data.threadLock ?? undefined, asynchronousCommit: true });
@@ -85,7 +120,7 @@ if (data.customResolver) dispatcher.resolver = appResolver;
 try {
   if (database.dialect === 'sqlite') await sql`pragma wal_autocheckpoint = 0`.execute(database.db);
   await dispatcher.start();
-  post({ t: 'started' });
+  post({ t: 'started', tid });
 } catch (err) {
   log('error')({ err }, 'webhooks: the dispatcher thread could not start');
   await database.close().catch(() => {});
