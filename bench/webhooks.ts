@@ -1,10 +1,12 @@
 /**
- * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen] [--profile DIR] [--before=DIR]`.
+ * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen] [--receiver-nice 19] [--profile DIR] [--before=DIR]`.
  *
  * Three processes: the server (SQLite file in a temp dir with production durability, or a fresh
  * PostgreSQL schema; WEBHOOKS_ALLOW_HTTP=1 so it may call the loopback receiver), the receiver (a
  * plain node:http server answering 200 at once, in its own process so its work delays neither the
- * server nor the load generator), and this one, the load generator.
+ * server nor the load generator), and this one, the load generator. The receiver models a remote
+ * endpoint, whose CPU is someone else's: it runs at nice 19 (`--receiver-nice N`; 0 as before, an
+ * equal of the server on the shared CPUs), so on a busy machine it takes what the server leaves.
  *
  * 1. Donation request latency, 0 vs 10 subscriptions. `POST /bench/donate/:user` records a donation
  *    through the real service (`createDonation`: transaction, outbox row) for a streamer with no
@@ -71,15 +73,21 @@ async function server(): Promise<void> {
       loop.enable();
       let cpu = process.cpuUsage();
       let elu = perf.eventLoopUtilization();
-      // The main thread's own CPU (Linux): process.cpuUsage counts every thread, the dispatcher's too.
-      const mainThreadCpuMs = () => {
+      // A thread's own CPU (Linux): process.cpuUsage counts every thread, the dispatcher's too.
+      const threadCpuMs = (tid: number | null | undefined) => {
+        if (!tid) return NaN;
         try {
-          const fields = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+          const fields = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
           return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in USER_HZ (100)
         } catch {
           return NaN;
         }
       };
+      const mainThreadCpuMs = () => threadCpuMs(process.pid);
+      // The dispatcher thread's id (absent from a checkout before it was reported: NaN then); a
+      // thread that started or was replaced during a round counts from 0.
+      const dispatcherTid = () => (app.ctx.webhooks as { osThreadId?: number | null }).osThreadId ?? null;
+      let dispatcherSeen = { tid: dispatcherTid(), ms: threadCpuMs(dispatcherTid()) };
       const lock = (app.ctx.database as { threadLock?: { waits: number; waitedMs: number; maxWaitMs?: number; wokenMs?: number; turnsOf?(holder: number): { turns: number; heldMs: number; turnedOver?: number } } | null }).threadLock ?? null;
       // Turns of the threads' write lock and time held: the requests' side (1), the webhook dispatcher (2), the WAL checkpointer (3).
       const turns = () => [1, 2, 3].map((holder) => ({ turns: 0, heldMs: 0, turnedOver: 0, ...lock?.turnsOf?.(holder) }));
@@ -114,6 +122,9 @@ async function server(): Promise<void> {
       };
       app.get('/bench/stats', async () => {
         const mainNow = mainThreadCpuMs();
+        const dispatcherNow = { tid: dispatcherTid(), ms: threadCpuMs(dispatcherTid()) };
+        const dispatcherThreadCpuMs = Math.round(dispatcherNow.ms - (dispatcherNow.tid === dispatcherSeen.tid ? dispatcherSeen.ms : 0));
+        dispatcherSeen = dispatcherNow;
         const lockNow = { waits: lock?.waits ?? 0, waitedMs: lock?.waitedMs ?? 0, wokenMs: lock?.wokenMs ?? 0 };
         const checkpointsNow = checkpoints();
         const turnsNow = turns();
@@ -127,6 +138,7 @@ async function server(): Promise<void> {
         const threads = {
           lockTurns: { requests: app1, dispatcher, checkpointer: checkpointerTurns },
           mainThreadCpuMs: Math.round(mainNow - mainCpu),
+          dispatcherThreadCpuMs: Number.isNaN(dispatcherThreadCpuMs) ? null : dispatcherThreadCpuMs,
           lockWaits: lockNow.waits - lockSeen.waits,
           lockWaitedMs: Math.round(lockNow.waitedMs - lockSeen.waitedMs),
           lockMaxWaitMs: +(lock?.maxWaitMs ?? 0).toFixed(2),
@@ -238,6 +250,7 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
 interface ServerStats {
   cpuMs: number;
   mainThreadCpuMs: number;
+  dispatcherThreadCpuMs: number | null;
   lockWaits: number;
   lockWaitedMs: number;
   lockMaxWaitMs: number;
@@ -260,8 +273,12 @@ async function main(): Promise<void> {
   const dialect = dialectArg();
   const profileAt = process.argv.indexOf('--profile');
   const profileDir = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
+  const receiverNice = numberArg('receiver-nice', 19);
   const receiverChild = fork(fileURLToPath(import.meta.url), ['--receiver-process'], { execArgv: ['--import', 'tsx'] });
   await new Promise((r) => receiverChild.once('spawn', r));
+  // The receiver stands in for a remote endpoint, whose CPU is not the service's: at nice 19 it takes
+  // only what the server and the load generator leave (--receiver-nice 0: competing as an equal, as before).
+  if (receiverNice !== 0) os.setPriority(receiverChild.pid!, receiverNice);
   const receiverUrl = await callIpc<string>(receiverChild, 'url');
   const received = () => callIpc<number>(receiverChild, 'count');
   const load: number[] = [os.loadavg()[0]!];
@@ -341,7 +358,7 @@ async function main(): Promise<void> {
       // Round and drain together: the deliveries of a round may finish in its drain.
       const outsideMs = await outsideCpuMs(serverOf(side), outside);
       load.push(os.loadavg()[0]!);
-      return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs, drainMainThreadCpuMs: drain.mainThreadCpuMs, drainLoopBusyMs: drain.loopBusyMs, ...outsideMs }, load1m: os.loadavg()[0]! };
+      return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs, drainMainThreadCpuMs: drain.mainThreadCpuMs, drainDispatcherThreadCpuMs: drain.dispatcherThreadCpuMs, drainLoopBusyMs: drain.loopBusyMs, ...outsideMs }, load1m: os.loadavg()[0]! };
     },
     { rotate: true },
   );
@@ -369,7 +386,7 @@ async function main(): Promise<void> {
   await srvBefore?.stop();
   receiverChild.disconnect();
 
-  type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number; postgresCpuMs: number; receiverCpuMs: number } };
+  type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number; drainDispatcherThreadCpuMs: number | null; postgresCpuMs: number; receiverCpuMs: number } };
   const rows = (side: Side) => ((results as Partial<Record<Side, Row[]>>)[side] ?? []);
   const ratio = (a: Side, b: Side, pick: (r: Row) => number) => rows(a).map((r, i) => (rows(b)[i] ? +(pick(rows(b)[i]!) / Math.max(pick(r), 0.001)).toFixed(2) : null));
   const summary = (side: Side) => rows(side).length === 0 ? null : ({
@@ -380,6 +397,10 @@ async function main(): Promise<void> {
     // Round and the drain after it: what each donation cost the process, and its main thread (the requests' event loop).
     medianServerCpuMsPerDonationWithDrain: median(rows(side).map((r) => +((r.server.cpuMs + r.server.drainCpuMs) / Math.max(r.ok, 1)).toFixed(3))),
     medianMainThreadCpuMsPerDonationWithDrain: median(rows(side).map((r) => +((r.server.mainThreadCpuMs + r.server.drainMainThreadCpuMs) / Math.max(r.ok, 1)).toFixed(3))),
+    // The webhook dispatcher's thread alone (null: an older checkout that does not report its id, or no thread).
+    medianDispatcherThreadCpuMsPerDonationWithDrain: rows(side).some((r) => r.server.dispatcherThreadCpuMs === null)
+      ? null
+      : median(rows(side).map((r) => +((r.server.dispatcherThreadCpuMs! + (r.server.drainDispatcherThreadCpuMs ?? 0)) / Math.max(r.ok, 1)).toFixed(3))),
     // PostgreSQL: the server's backends, round and drain (the dispatcher's statements run there).
     medianPostgresCpuMsPerDonationWithDrain: median(rows(side).map((r) => +(r.server.postgresCpuMs / Math.max(r.ok, 1)).toFixed(3))),
     medianReceiverCpuMsPerDonationWithDrain: median(rows(side).map((r) => +(r.server.receiverCpuMs / Math.max(r.ok, 1)).toFixed(3))),
@@ -395,6 +416,9 @@ async function main(): Promise<void> {
     requestTurns: rows(side).map((r) => `${r.server.lockTurns.requests.turns}× ${r.server.lockTurns.requests.heldMsPerTurn} ms`),
     threadCheckpoints: rows(side).map((r) => `${r.server.threadCheckpoints}× ${r.server.threadCheckpointMs} ms`),
     walMiB: rows(side).map((r) => r.server.walMiB),
+    dispatcherThreadCpuMs: rows(side).map((r) => (r.server.dispatcherThreadCpuMs === null ? null : r.server.dispatcherThreadCpuMs + (r.server.drainDispatcherThreadCpuMs ?? 0))),
+    // The process less its main thread: the dispatcher and the rest (GC helpers, libuv's pool, the checkpointer); comparable with an older checkout.
+    otherThreadsCpuMs: rows(side).map((r) => r.server.cpuMs + r.server.drainCpuMs - r.server.mainThreadCpuMs - r.server.drainMainThreadCpuMs),
     postgresCpuMs: rows(side).map((r) => r.server.postgresCpuMs),
     receiverCpuMs: rows(side).map((r) => r.server.receiverCpuMs),
     load1m: rows(side).map((r) => +r.load1m.toFixed(1)),
@@ -407,7 +431,7 @@ async function main(): Promise<void> {
   });
   printReport('webhooks: donation request latency with 0 vs 10 subscriptions (closed and open loop; WAL checkpoints on their thread or inline); delivery throughput', {
     dialect,
-    settings: { rounds, seconds, connections, rate, burst },
+    settings: { rounds, seconds, connections, rate, burst, receiverNice },
     loadAverage1m: { min: Math.min(...load), max: Math.max(...load) },
     donationRequest: {
       rounds: results,
