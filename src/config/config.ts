@@ -72,9 +72,10 @@ export interface WebhooksConfig {
   logRetentionMs: number;
   /**
    * WEBHOOKS_THREAD_NICE: how much the dispatcher thread lowers its own CPU priority (Linux nice,
-   * added to the process's); 0 leaves it as the requests' thread.
+   * added to the process's); 0 leaves it as the requests' thread. Unset (null): 10 on PostgreSQL, 0
+   * on SQLite, by the database the thread writes to (dispatcher.worker.ts).
    */
-  threadNice: number;
+  threadNice: number | null;
 }
 
 export interface PaymentsConfig {
@@ -267,7 +268,7 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
       retryBaseMs: integer(env, 'WEBHOOKS_RETRY_BASE_MS', 5_000, 1, 3600_000),
       secretOverlapMs: integer(env, 'WEBHOOKS_SECRET_OVERLAP', 24 * 3600, 0, 7 * 24 * 3600) * 1000,
       logRetentionMs: integer(env, 'WEBHOOKS_LOG_RETENTION', 30, 1, 3650) * 24 * 3600_000,
-      threadNice: integer(env, 'WEBHOOKS_THREAD_NICE', 10, 0, 19),
+      threadNice: env.WEBHOOKS_THREAD_NICE === undefined ? null : integer(env, 'WEBHOOKS_THREAD_NICE', 0, 0, 19),
     },
     payments: paymentsConfig(env, publicUrl),
   });

@@ -6,7 +6,7 @@ import { deletePublishedBefore } from '../../src/modules/outbox/outbox.repositor
 import { until } from '../wait.js';
 import { receivers } from './receiver.js';
 import { useWebhookFixture } from './fixture.js';
-import { testConfig } from '../helper.js';
+import { dialects, testConfig } from '../helper.js';
 
 /**
  * The dispatcher's thread (dispatcher-thread.ts): none without a subscription; the first one
@@ -55,25 +55,44 @@ describe('webhook dispatcher thread', () => {
     await db().deleteFrom('outbox').where('id', '=', held.id).execute();
   });
 
-  test('on Linux the thread runs at a lower CPU priority (nice +10, WEBHOOKS_THREAD_NICE); the requests\' thread keeps its own', { skip: process.platform !== 'linux' }, async () => {
+  test('on SQLite the thread keeps the server\'s CPU priority by default (requests wait for its lock turns)', { skip: process.platform !== 'linux' }, async () => {
     const r = await receiver();
     await f.subscribe(r.url, ['donation.created']);
-    await until(() => f.t.app.ctx.webhooks.running, 60_000, 'the thread started');
-    const tid = f.t.app.ctx.webhooks.osThreadId;
-    assert.ok(tid !== null && tid !== process.pid, 'a thread of its own, not the process');
+    const tid = await until(() => f.t.app.ctx.webhooks.osThreadId, 60_000, 'the thread started');
+    assert.notEqual(tid, process.pid, 'a thread of its own, not the process');
+    assert.equal(threadNice(tid), os.getPriority(process.pid));
+  });
+});
+
+/** A thread's nice as the kernel shows it: field 19 of /proc/<pid>/task/<tid>/stat (the fields after the name's ')' start at 3). */
+function threadNice(tid: number): number {
+  const stat = fs.readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19 - 3]);
+}
+
+// Where PostgreSQL runs (always in CI).
+for (const dialect of (await dialects()).filter((d) => d === 'postgres')) describe('webhook dispatcher thread on PostgreSQL', () => {
+  const f = useWebhookFixture({ dialect });
+  const receiver = receivers();
+
+  test('on Linux it runs at a lower CPU priority (nice +10 by default); the requests\' thread keeps its own', { skip: process.platform !== 'linux' }, async () => {
+    const r = await receiver();
+    await f.subscribe(r.url, ['donation.created']);
+    const tid = await until(() => f.t.app.ctx.webhooks.osThreadId, 60_000, 'the thread started');
+    assert.notEqual(tid, process.pid, 'a thread of its own, not the process');
     const base = os.getPriority(process.pid);
-    // The kernel's view, from the thread's stat (field 19, nice), besides getpriority's.
-    const stat = fs.readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8');
-    const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19 - 3]);
-    assert.equal(nice, Math.min(19, base + 10));
-    assert.equal(os.getPriority(tid), nice);
+    assert.equal(threadNice(tid), Math.min(19, base + 10));
+    assert.equal(os.getPriority(tid), threadNice(tid), 'getpriority on the thread id agrees');
     assert.equal(os.getPriority(process.pid), base, 'the main thread is not touched');
+    // It still delivers.
+    await f.donate(7);
+    await until(() => r.received.length >= 1, 60_000, 'a delivery');
   });
 });
 
 describe('WEBHOOKS_THREAD_NICE', () => {
-  test('10 by default; 0–19; anything else refused at start', () => {
-    assert.equal(testConfig().webhooks.threadNice, 10);
+  test('unset by default (the thread picks by its database); 0–19; anything else refused at start', () => {
+    assert.equal(testConfig().webhooks.threadNice, null);
     assert.equal(testConfig({ WEBHOOKS_THREAD_NICE: '0' }).webhooks.threadNice, 0);
     assert.equal(testConfig({ WEBHOOKS_THREAD_NICE: '19' }).webhooks.threadNice, 19);
     for (const bad of ['-1', '20', 'low', '']) assert.throws(() => testConfig({ WEBHOOKS_THREAD_NICE: bad }), /WEBHOOKS_THREAD_NICE/);

@@ -97,7 +97,7 @@ export class WebhookDispatcherThread {
     this.#worker?.postMessage({ t: 'resolver', custom: resolver !== systemResolver } satisfies ToDispatcherThread);
   }
 
-  /** The running thread's id in the OS (Linux): tests read its nice, the bench its CPU time. */
+  /** The running thread's id in the OS once it started (Linux): tests read its nice, the bench its CPU time. */
   get osThreadId(): number | null {
     return this.#worker ? this.#tid : null;
   }
@@ -192,6 +192,7 @@ export class WebhookDispatcherThread {
     // Never what keeps the process alive: stop() ends it.
     worker.unref();
     this.#worker = worker;
+    this.#tid = null;
     return new Promise<void>((resolve) => {
       worker.on('message', (message: FromDispatcherThread) => {
         switch (message.t) {

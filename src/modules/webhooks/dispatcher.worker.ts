@@ -40,10 +40,10 @@ function ownThreadId(): number | null {
  * Delivery is background work: on a CPU that requests keep busy, they should go first and webhooks
  * wait (they are not that hurried), not share it half and half. Linux nice is per thread
  * (setpriority on the thread's id), and raising it needs no privilege. It is a weight, not a strict
- * priority: the thread still gets a share under saturation, so a turn of the SQLite write lock it
- * holds (which a request may wait for) stretches by at most a scheduling period, never starves
- * (docs/webhooks.md). The WAL checkpointer thread is left alone: its locked passes, fsyncs and all,
- * are what requests wait for, and it needs little CPU.
+ * priority: the thread still gets a share, but a turn of the SQLite write lock it holds lasts as
+ * long as it waits for that share, and requests wait for those turns — so the setting is 0 on
+ * SQLite unless the operator says otherwise (config.ts). The WAL checkpointer thread is never
+ * lowered: requests wait for its locked passes.
  */
 function lowerOwnPriority(tid: number | null, nice: number): void {
   if (nice === 0 || process.platform !== 'linux') return;
@@ -55,7 +55,9 @@ function lowerOwnPriority(tid: number | null, nice: number): void {
   }
 }
 const tid = ownThreadId();
-lowerOwnPriority(tid, data.config.threadNice);
+// Not by default on SQLite: requests wait for this thread's turns of the write lock, which a lowered
+// priority stretches on a busy CPU (bench/README.md, "dispatcher thread nice").
+lowerOwnPriority(tid, data.config.threadNice ?? (data.database.dialect === 'postgres' ? 10 : 0));
 
 // Its writes are all redone or sent again if a crash loses them (see WebhookDispatcher#bookkeeping).
 const database = createDatabase(data.database, { max: 2, threadLock: data.threadLock ?? undefined, asynchronousCommit: true });
