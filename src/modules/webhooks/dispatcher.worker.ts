@@ -26,14 +26,10 @@ const log = (level: 'warn' | 'error' | 'info') => (obj: object, msg?: string) =>
 };
 
 /** This thread's id in the OS (Linux: Node has no gettid, but /proc/thread-self links to `<pid>/task/<tid>`). */
-function ownThreadId(): number | null {
-  if (process.platform !== 'linux') return null;
-  try {
-    const tid = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
-    return Number.isInteger(tid) && tid > 0 ? tid : null;
-  } catch {
-    return null; // Said below if it matters (nice wanted).
-  }
+function ownThreadId(): number {
+  const tid = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
+  if (!Number.isInteger(tid) || tid <= 0) throw new Error('/proc/thread-self names no thread id');
+  return tid;
 }
 
 /**
@@ -45,19 +41,27 @@ function ownThreadId(): number | null {
  * SQLite unless the operator says otherwise (config.ts). The WAL checkpointer thread is never
  * lowered: requests wait for its locked passes.
  */
-function lowerOwnPriority(tid: number | null, nice: number): void {
+function lowerOwnPriority(nice: number): void {
   if (nice === 0 || process.platform !== 'linux') return;
   try {
-    if (tid === null) throw new Error('/proc/thread-self gave no thread id');
+    const tid = ownThreadId();
     os.setPriority(tid, Math.min(19, os.getPriority(tid) + nice));
   } catch (err) {
     log('warn')({ err, nice }, 'webhooks: could not lower the dispatcher thread\'s CPU priority (nice); deliveries compete with requests for the CPU as equals');
   }
 }
-const tid = ownThreadId();
 // Not by default on SQLite: requests wait for this thread's turns of the write lock, which a lowered
 // priority stretches on a busy CPU (bench/README.md, "dispatcher thread nice").
-lowerOwnPriority(tid, data.config.threadNice ?? (data.database.dialect === 'postgres' ? 10 : 0));
+lowerOwnPriority(data.config.threadNice ?? (data.database.dialect === 'postgres' ? 10 : 0));
+/** Reported to the app's side for tests and the bench only: null off Linux or without /proc (nothing depends on it). */
+const tid = ((): number | null => {
+  if (process.platform !== 'linux') return null;
+  try {
+    return ownThreadId();
+  } catch {
+    return null;
+  }
+})();
 
 // Its writes are all redone or sent again if a crash loses them (see WebhookDispatcher#bookkeeping).
 const database = createDatabase(data.database, { max: 2, threadLock: data.threadLock ?? undefined, asynchronousCommit: true });
