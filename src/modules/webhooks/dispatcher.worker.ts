@@ -25,12 +25,21 @@ const log = (level: 'warn' | 'error' | 'info') => (obj: object, msg?: string) =>
   post({ t: 'log', level, obj: err === undefined ? rest : { ...rest, err: shown }, msg });
 };
 
-/** This thread's id in the OS (Linux: Node has no gettid, but /proc/thread-self links to `<pid>/task/<tid>`). */
-function ownThreadId(): number {
-  const tid = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
-  if (!Number.isInteger(tid) || tid <= 0) throw new Error('/proc/thread-self names no thread id');
-  return tid;
-}
+/**
+ * This thread's id in the OS, read once (Linux: Node has no gettid, but /proc/thread-self links to
+ * `<pid>/task/<tid>`): the id, or why there is none. Lowering the priority needs it; the app's side
+ * gets it for tests and the bench only (nothing depends on it).
+ */
+const ownThread = ((): { tid: number } | { tid: null; why: unknown } => {
+  if (process.platform !== 'linux') return { tid: null, why: 'not Linux' };
+  try {
+    const tid = Number(path.basename(fs.readlinkSync('/proc/thread-self')));
+    if (!Number.isInteger(tid) || tid <= 0) throw new Error('/proc/thread-self names no thread id');
+    return { tid };
+  } catch (err) {
+    return { tid: null, why: err };
+  }
+})();
 
 /**
  * Delivery is background work: on a CPU that requests keep busy, they should go first and webhooks
@@ -44,8 +53,8 @@ function ownThreadId(): number {
 function lowerOwnPriority(nice: number): void {
   if (nice === 0 || process.platform !== 'linux') return;
   try {
-    const tid = ownThreadId();
-    os.setPriority(tid, Math.min(19, os.getPriority(tid) + nice));
+    if (ownThread.tid === null) throw ownThread.why;
+    os.setPriority(ownThread.tid, Math.min(19, os.getPriority(ownThread.tid) + nice));
   } catch (err) {
     log('warn')({ err, nice }, 'webhooks: could not lower the dispatcher thread\'s CPU priority (nice); deliveries compete with requests for the CPU as equals');
   }
@@ -53,15 +62,6 @@ function lowerOwnPriority(nice: number): void {
 // Not by default on SQLite: requests wait for this thread's turns of the write lock, which a lowered
 // priority stretches on a busy CPU (bench/README.md, "dispatcher thread nice").
 lowerOwnPriority(data.config.threadNice ?? (data.database.dialect === 'postgres' ? 10 : 0));
-/** Reported to the app's side for tests and the bench only: null off Linux or without /proc (nothing depends on it). */
-const tid = ((): number | null => {
-  if (process.platform !== 'linux') return null;
-  try {
-    return ownThreadId();
-  } catch {
-    return null;
-  }
-})();
 
 // Its writes are all redone or sent again if a crash loses them (see WebhookDispatcher#bookkeeping).
 const database = createDatabase(data.database, { max: 2, threadLock: data.threadLock ?? undefined, asynchronousCommit: true });
@@ -126,7 +126,7 @@ if (data.customResolver) dispatcher.resolver = appResolver;
 try {
   if (database.dialect === 'sqlite') await sql`pragma wal_autocheckpoint = 0`.execute(database.db);
   await dispatcher.start();
-  post({ t: 'started', tid });
+  post({ t: 'started', tid: ownThread.tid });
 } catch (err) {
   log('error')({ err }, 'webhooks: the dispatcher thread could not start');
   await database.close().catch(() => {});
