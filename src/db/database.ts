@@ -186,10 +186,11 @@ const autocommitSignals = new WeakMap<Kysely<DB>, CommitListener>();
 /**
  * Tells `onCommit` listeners that a statement run outside any transaction has committed a write:
  * on PostgreSQL a single statement commits by itself, and a write that needs no more than one
- * statement saves the BEGIN and COMMIT round trips (sales.service.ts). Transactions signal on their own.
+ * statement saves the BEGIN and COMMIT round trips (sales.service.ts). Transactions signal on their
+ * own. `notes`: what the statement left for the listeners, as `noteOnCommit` does in a transaction.
  */
-export function signalCommit(db: Kysely<DB>): void {
-  autocommitSignals.get(db)?.(NO_NOTES);
+export function signalCommit(db: Kysely<DB>, notes: readonly object[] = NO_NOTES): void {
+  autocommitSignals.get(db)?.(notes);
 }
 
 /**

@@ -2,9 +2,11 @@ import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { NowStatements } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import { containsText } from '../../db/like.js';
+import { executeNamed } from '../../db/named-statements.js';
 import type { DB } from '../../db/schema.js';
 import type { RateTable } from '../../domain/rates.js';
 import type { ModerationSettingsRow } from '../moderation/moderation.table.js';
+import type { OutboxClaim } from '../outbox/handover.js';
 import type { DonationRow, DonationsTable } from './donations.table.js';
 
 /**
@@ -151,48 +153,98 @@ export interface DonationWrite {
  * and, run outside a transaction, commits by itself: a donation exists if and only if its alert is
  * queued or its moderation row holds it. The streamers' donation counters move in the same
  * statement (the statement-level triggers of migration 0015, one update per streamer). Ids are
- * drawn first, so the events carry them and follow the donations' order. Returns the new ids by
- * position.
+ * drawn first (the events' too), so the events carry the donations' ids and follow their order.
+ *
+ * With `claim`, the events due now are claimed for this process's relay (outbox/handover.ts), which
+ * publishes them once the statement has returned, without reading them back — unless a row written
+ * before this statement is still due and unpublished, unclaimed or under a dead claim: a relay round
+ * has yet to publish it, and these events must not pass it on their channels (a streamer's earlier
+ * alert written by another process, or by a transaction of this one). Then nothing is claimed, and a
+ * round publishes both in order. Delayed events are never claimed: the relay's poll finds them due.
+ *
+ * Returns, by position, the new donation ids and their events' ids (null: no event), and whether
+ * the events were claimed.
  */
-export async function insertDonationsWithAlerts(db: Kysely<DB>, writes: readonly DonationWrite[]): Promise<number[]> {
+export async function insertDonationsWithAlerts(db: Kysely<DB>, writes: readonly DonationWrite[], claim: OutboxClaim | null): Promise<{ ids: number[]; eventIds: (number | null)[]; claimed: boolean }> {
   const col = <T>(pick: (w: DonationWrite) => T) => writes.map(pick);
-  const result = await sql<{ id: number; ord: number }>`
-    with input as materialized (
-      select i.*, nextval(pg_get_serial_sequence('donations', 'id')) as id
-      from unnest(
-        ${sql.join(WRITTEN.map((column) => sql`${col((w) => w.donation[column])}::${sql.raw(WRITTEN_COLUMNS[column])}[]`))},
-        ${col((w) => w.moderation?.status ?? null)}::text[], ${col((w) => w.moderation?.shown_username ?? null)}::text[],
-        ${col((w) => w.moderation?.shown_message ?? null)}::text[], ${col((w) => w.moderation?.reasons ?? null)}::text[],
-        ${col((w) => w.moderation?.publish_at ?? null)}::bigint[],
-        ${col((w) => w.event?.type ?? null)}::text[], ${col((w) => (w.event ? JSON.stringify(w.event.channels) : null))}::text[],
-        ${col((w) => w.event?.payloadAfterId ?? null)}::text[], ${col((w) => w.event?.notBefore ?? null)}::bigint[]
-      ) with ordinality as i(
-        ${sql.raw(WRITTEN_LIST)},
-        m_status, m_shown_username, m_shown_message, m_reasons, m_publish_at,
-        e_type, e_channels, e_payload_after_id, e_not_before, ord
-      )
-    ),
-    donation as (
-      insert into donations (id, ${sql.raw(WRITTEN_LIST)})
-      select id, ${sql.raw(WRITTEN_LIST)}
-      from input order by id
-      returning id
-    ),
-    moderation as (
-      insert into donation_moderation (donation_id, user_id, status, shown_username, shown_message, reasons, publish_at, decided_at)
-      select d.id, i.user_id, i.m_status, i.m_shown_username, i.m_shown_message, i.m_reasons, i.m_publish_at, null
-      from donation d join input i using (id) where i.m_status is not null order by d.id
-    ),
-    event as (
-      insert into outbox (type, user_id, channels, payload, created_at, not_before)
-      select i.e_type, i.user_id, i.e_channels, '{"id":' || d.id || i.e_payload_after_id, i.created_at, i.e_not_before
-      from donation d join input i using (id) where i.e_type is not null order by d.id
-    )
-    select d.id, i.ord from donation d join input i using (id)`.execute(db);
+  const parameters: unknown[] = [
+    ...WRITTEN.map((column) => col((w) => w.donation[column])),
+    col((w) => w.moderation?.status ?? null),
+    col((w) => w.moderation?.shown_username ?? null),
+    col((w) => w.moderation?.shown_message ?? null),
+    col((w) => w.moderation?.reasons ?? null),
+    col((w) => w.moderation?.publish_at ?? null),
+    col((w) => w.event?.type ?? null),
+    col((w) => (w.event ? JSON.stringify(w.event.channels) : null)),
+    col((w) => w.event?.payloadAfterId ?? null),
+    col((w) => w.event?.notBefore ?? null),
+    claim?.owner ?? null,
+    claim?.now ?? 0,
+    claim?.staleBefore ?? 0,
+  ];
+  // Named (prepared once per connection): parsing and planning this text was half its time
+  // (0.5 of 1.1-1.2 ms with the WAL flush left out, bench/README.md). Its plan cannot go bad as
+  // tables grow: it reads no table but through `published_at is null`, which both outbox indexes
+  // on that column answer, empty or full.
+  const { rows } = await executeNamed(db, CompiledQuery.raw(INSERT_DONATIONS_WITH_ALERTS, parameters) as CompiledQuery<{ id: number; ord: number; event_id: number | null; claimed: boolean }>);
   const ids: number[] = new Array(writes.length);
-  for (const row of result.rows) ids[Number(row.ord) - 1] = Number(row.id);
-  return ids;
+  const eventIds: (number | null)[] = new Array(writes.length);
+  let claimed = false;
+  for (const row of rows) {
+    ids[Number(row.ord) - 1] = Number(row.id);
+    eventIds[Number(row.ord) - 1] = row.event_id === null ? null : Number(row.event_id);
+    claimed = row.claimed;
+  }
+  return { ids, eventIds, claimed };
 }
+
+// The text once: building it with Kysely on every batch cost more than the rest of the batch's
+// JavaScript. The arrays are $1..$22, then the claim's owner (null: none), its time and stale bound.
+const INSERT_ARRAYS = [
+  ...WRITTEN.map((column) => `${WRITTEN_COLUMNS[column]}[]`),
+  'text[]', 'text[]', 'text[]', 'text[]', 'bigint[]',
+  'text[]', 'text[]', 'text[]', 'bigint[]',
+];
+const CLAIM_OWNER = `$${INSERT_ARRAYS.length + 1}::text`;
+const CLAIM_NOW = `$${INSERT_ARRAYS.length + 2}::bigint`;
+const CLAIM_STALE = `$${INSERT_ARRAYS.length + 3}::bigint`;
+const INSERT_DONATIONS_WITH_ALERTS = `
+  with input as materialized (
+    select i.*, nextval(pg_get_serial_sequence('donations', 'id')) as id,
+      case when i.e_type is not null then nextval(pg_get_serial_sequence('outbox', 'id')) end as event_id
+    from unnest(${INSERT_ARRAYS.map((type, k) => `$${k + 1}::${type}`).join(', ')}) with ordinality as i(
+      ${WRITTEN_LIST},
+      m_status, m_shown_username, m_shown_message, m_reasons, m_publish_at,
+      e_type, e_channels, e_payload_after_id, e_not_before, ord
+    )
+  ),
+  claim as materialized (
+    select ${CLAIM_OWNER} as owner
+    where ${CLAIM_OWNER} is not null and not exists (
+      select 1 from outbox o
+      where o.published_at is null and (o.claimed_by is null or o.claimed_at < ${CLAIM_STALE})
+        and (o.not_before is null or o.not_before <= ${CLAIM_NOW})
+    )
+  ),
+  donation as (
+    insert into donations (id, ${WRITTEN_LIST})
+    select id, ${WRITTEN_LIST}
+    from input order by id
+    returning id
+  ),
+  moderation as (
+    insert into donation_moderation (donation_id, user_id, status, shown_username, shown_message, reasons, publish_at, decided_at)
+    select d.id, i.user_id, i.m_status, i.m_shown_username, i.m_shown_message, i.m_reasons, i.m_publish_at, null
+    from donation d join input i using (id) where i.m_status is not null order by d.id
+  ),
+  event as (
+    insert into outbox (id, type, user_id, channels, payload, created_at, not_before, claimed_by, claimed_at)
+    select i.event_id, i.e_type, i.user_id, i.e_channels, '{"id":' || d.id || i.e_payload_after_id, i.created_at, i.e_not_before,
+      c.owner, case when c.owner is not null then ${CLAIM_NOW} end
+    from donation d join input i using (id) left join claim c on i.e_not_before is null
+    where i.e_type is not null order by i.event_id
+  )
+  select d.id, i.ord, i.event_id, exists (select 1 from claim) as claimed from donation d join input i using (id)`;
 
 export async function findDonation(db: Kysely<DB>, userId: number, id: number): Promise<DonationRow | undefined> {
   return db.selectFrom('donations').selectAll().where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();

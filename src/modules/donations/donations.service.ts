@@ -13,6 +13,8 @@ import { raiseGoalsForDonation } from '../goals/goals.service.js';
 import { castDonationVote, voteInputErrors } from '../polls/polls.service.js';
 import { donationAlertDecision, donationAlertPayload, publishDonationAlert, publishDonationAlertNow, settingsOfRow, shownPollOptionTitle } from '../moderation/moderation.service.js';
 import { channelsOf } from '../outbox/events.js';
+import { outboxClaim } from '../outbox/handover.js';
+import { WrittenEvent } from '../outbox/outbox.repository.js';
 import * as repo from './donations.repository.js';
 import type { DonationRow } from './donations.table.js';
 import { toDonationResource, type DonationResource } from './donations.resource.js';
@@ -225,8 +227,20 @@ async function recordDonationBatch(db: Kysely<DB>, jobs: readonly DonationJob[])
 async function writeDonations(db: Kysely<DB>, writes: { at: number; write: repo.DonationWrite; name: string }[], outcomes: ItemOutcome<DonationResource>[]): Promise<void> {
   if (writes.length === 0) return;
   try {
-    const ids = await repo.insertDonationsWithAlerts(db, writes.map((w) => w.write));
-    signalCommit(db);
+    const claim = outboxClaim(db);
+    const { ids, eventIds, claimed } = await repo.insertDonationsWithAlerts(
+      db,
+      writes.map((w) => w.write),
+      claim,
+    );
+    // The events as written, for the relay: it publishes those claimed for it now (outbox/handover.ts).
+    const events: WrittenEvent[] = [];
+    writes.forEach(({ write: { donation, event } }, k) => {
+      if (!event) return;
+      const claimedBy = claimed && event.notBefore === null ? claim!.owner : null;
+      events.push(new WrittenEvent(eventIds[k]!, event.type, JSON.stringify(event.channels), `{"id":${ids[k]}${event.payloadAfterId}`, donation.created_at, event.notBefore, claimedBy));
+    });
+    signalCommit(db, events);
     writes.forEach((w, k) => (outcomes[w.at] = { ok: true, value: toDonationResource({ ...w.write.donation, id: ids[k]! }, w.name) }));
   } catch (error) {
     if (writes.length === 1 || error instanceof DatabaseUnavailableError) {

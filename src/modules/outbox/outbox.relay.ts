@@ -4,6 +4,7 @@ import { CommitWokenLoop } from '../../db/commit-woken-loop.js';
 import type { DB } from '../../db/schema.js';
 import { ClaimOwner } from './claim-owner.js';
 import type { ChannelPosition, EventPublisher, StoredEvent } from './events.js';
+import { claimOutboxRows } from './handover.js';
 import * as repo from './outbox.repository.js';
 import { WrittenEvent, type PendingEvent, type PublishedPositions, type StreamTop } from './outbox.repository.js';
 
@@ -61,7 +62,7 @@ export class OutboxRelay {
   /** The first clean-up waits its interval like the others: the start's round only publishes (the server listens after it). */
   #lastCleanup = Date.now();
   #recovered = false;
-  /** SQLite with an in-process publisher: commits hand their rows over (`#publishCommitted`). */
+  /** An in-process publisher: commits hand their rows over (SQLite `#publishCommitted`, PostgreSQL `#publishClaimed`). */
   readonly #takesCommits: boolean;
   #unsubscribe: (() => void) | null = null;
   /**
@@ -76,6 +77,8 @@ export class OutboxRelay {
   /** A round must read the outbox: a commit or a kick may have left rows no commit handed over. */
   #mustRead = true;
   #lastRead = 0;
+  /** PostgreSQL: rows claimed for this relay whose publication from their commit failed; the next round publishes them first. */
+  #claimedLeft: WrittenEvent[] = [];
 
   constructor(database: Database, publisher: EventPublisher, opts: OutboxRelayOptions = {}) {
     this.#database = database;
@@ -83,7 +86,7 @@ export class OutboxRelay {
     const { owner, ...rest } = opts;
     this.owner = owner ?? new ClaimOwner(`relay-${Math.random().toString(36).slice(2, 10)}`);
     this.#opts = { pollMs: 100, batchSize: 200, claimTimeoutMs: 30_000, retentionMs: 3600_000, recordPositions: false, streamRetentionMs: 30 * 24 * 3600_000, ...rest };
-    this.#takesCommits = database.dialect === 'sqlite' && publisher.inProcess === true;
+    this.#takesCommits = publisher.inProcess === true;
     this.#loop = new CommitWokenLoop(database, {
       pollMs: this.#opts.pollMs,
       round: () => this.#round(),
@@ -107,8 +110,12 @@ export class OutboxRelay {
     // One relay per database takes its commits (two would publish each row twice).
     if (this.#takesCommits && !this.#unsubscribe && !takingCommits.has(this.#database)) {
       takingCommits.set(this.#database, this);
-      const stop = this.#database.onCommit((notes) => this.#publishCommitted(notes));
+      const postgres = this.#database.dialect === 'postgres';
+      const stop = this.#database.onCommit((notes) => (postgres ? this.#publishClaimed(notes) : this.#publishCommitted(notes)));
+      // PostgreSQL: statements that can claim their rows for this relay (outbox/handover.ts) do so from now on.
+      const withdraw = postgres ? claimOutboxRows(this.#database.db, { owner: this.owner.id, timeoutMs: this.#opts.claimTimeoutMs }) : () => {};
       this.#unsubscribe = () => {
+        withdraw();
         stop();
         takingCommits.delete(this.#database);
       };
@@ -128,6 +135,9 @@ export class OutboxRelay {
     this.#unsubscribe = null;
     await this.#loop.stop();
     await this.#markIfHandedOver();
+    // Claimed rows left unpublished (their publisher failed): any relay's next round takes them now.
+    const left = this.#claimedLeft.splice(0);
+    if (left.length > 0) await repo.releaseClaims(this.#database.db, left.map((row) => row.id));
   }
 
   /** One full drain (all pending rows); returns how many were published. Used by tests too. */
@@ -226,6 +236,44 @@ export class OutboxRelay {
     });
   }
 
+  /**
+   * PostgreSQL: a commit of this process, with the outbox rows its statement wrote. Those it
+   * claimed for this relay (outbox/handover.ts: nothing older was left for a round to publish, and
+   * no other relay takes claimed rows) are published now, in the commit's own turn — its COMMIT
+   * has returned — without a round trip to read them back; their marks go with the next round's
+   * (the next poll, within `pollMs`, or sooner once a batch of them waits). Anything else — a
+   * commit without such rows, rows not claimed, delayed rows — starts a round that reads, as before.
+   * A crash before the marks publishes them again once their claim is dead (at least once).
+   */
+  #publishClaimed(notes: readonly object[]): void {
+    const rows = notes.filter((note): note is WrittenEvent => note instanceof WrittenEvent && note.claimed_by === this.owner.id);
+    if (rows.length < notes.length || rows.length === 0) this.kick();
+    if (rows.length === 0) return;
+    this.#handedOver = this.#handedOver.then(async () => {
+      let published = 0;
+      try {
+        // After the rows a failed publication left, never before them.
+        if (this.#claimedLeft.length > 0) throw new Error('earlier claimed rows are still unpublished');
+        for (const row of rows) {
+          const event = storedEvent(row);
+          const positions = await this.#publisher.publish(event);
+          // Into the batch unmarked when the publisher answered: a round that began meanwhile has taken the one before.
+          this.#unmarked.add(event, positions);
+          this.#notify(event, row, Date.now());
+          published++;
+        }
+      } catch (err) {
+        // The next round publishes them first; no other relay takes them while the claim lives.
+        if (this.#claimedLeft.length === 0) this.#opts.logger?.error({ err }, 'outbox relay: publishing failed; will retry');
+        this.#claimedLeft.push(...rows.slice(published));
+        this.kick();
+      } finally {
+        this.#publisher.flush?.();
+      }
+      if (this.#unmarked.events.length >= this.#opts.batchSize) this.#loop.kick();
+    });
+  }
+
   #notify(event: StoredEvent, row: PendingEvent, now: number): void {
     if (this.#listeners.size === 0) return;
     // A delayed event's latency counts from when it became due.
@@ -289,7 +337,19 @@ export class OutboxRelay {
   /** The marks of what commits handed over, when there is any (once their publications are done). */
   async #markIfHandedOver(): Promise<void> {
     await this.#handedOver;
-    if (this.#unmarked.events.length > 0) await this.#bookkeeping((db) => this.#markHandedOver(db));
+    if (this.#unmarked.events.length === 0) return;
+    if (this.#database.dialect === 'sqlite') {
+      await this.#bookkeeping((db) => this.#markHandedOver(db));
+      return;
+    }
+    const batch = this.#unmarked;
+    this.#unmarked = new Batch();
+    try {
+      await this.#database.db.connection().execute((db) => repo.markHandedOver(db, batch.events, this.#opts.recordPositions ? [...batch.tops.values()] : null, Date.now()));
+    } catch (err) {
+      this.#unmarked = batch.followedBy(this.#unmarked);
+      throw err;
+    }
   }
 
   /**
@@ -377,11 +437,27 @@ export class OutboxRelay {
    * published again, as at-least-once allows).
    */
   async #roundPostgres(): Promise<number> {
+    // What commits handed over and was published since the last round: marked with this round's rows.
+    await this.#handedOver;
+    const batch = this.#unmarked;
+    this.#unmarked = new Batch();
     return this.#database.db.connection().execute(async (db) => {
+      let claimed = batch;
       try {
+        // Rows claimed for this relay whose publication from their commit failed: no read finds
+        // them while the claim lives, so they go first.
+        // Taken out while they are published: a concurrent round (`drain`) must not publish them too.
+        const left = this.#claimedLeft.splice(0);
+        let done = 0;
+        try {
+          for (; done < left.length; done++) await this.#publish(left[done]!, batch);
+        } finally {
+          this.#claimedLeft.unshift(...left.slice(done));
+          claimed = new Batch(batch);
+        }
+        const now = Date.now();
         // Nothing when another node is draining (it takes these rows) or nothing is due.
-        const rows = await repo.beginDrainRound(db, this.#opts.batchSize, Date.now());
-        const batch = new Batch();
+        const rows = await repo.beginDrainRound(db, this.#opts.batchSize, now, now - this.#opts.claimTimeoutMs);
         try {
           for (const row of rows) await this.#publish(row, batch);
         } finally {
@@ -391,6 +467,9 @@ export class OutboxRelay {
         return rows.length;
       } catch (err) {
         await db.executeQuery(ROLLBACK).catch(() => {});
+        // Claimed rows stay published and unmarked (no other relay takes them while the claim
+        // lives): marked by a later round. The rows this round read are read again.
+        this.#unmarked = claimed.followedBy(this.#unmarked);
         throw err;
       }
     });
@@ -432,16 +511,34 @@ function storedEvent(row: PendingEvent): StoredEvent {
 
 /** What one round published: each event's offsets, and each channel's latest position. */
 class Batch {
-  readonly events: PublishedPositions[] = [];
-  readonly tops = new Map<string, StreamTop>();
+  readonly events: PublishedPositions[];
+  readonly tops: Map<string, StreamTop>;
+
+  /** Empty, or a copy of `from`. */
+  constructor(from?: Batch) {
+    this.events = from ? [...from.events] : [];
+    this.tops = new Map(from?.tops);
+  }
+
+  /** This batch, then `later`'s events, as one. */
+  followedBy(later: Batch): Batch {
+    const both = new Batch(this);
+    both.events.push(...later.events);
+    for (const top of later.tops.values()) both.#raise(top);
+    return both;
+  }
+
+  #raise(p: StreamTop): void {
+    const top = this.tops.get(p.channel);
+    // A re-published event (after a crash) reports its original offset: never move a top back.
+    if (p.offset > 0 && !(top && top.epoch === p.epoch && top.offset > p.offset)) this.tops.set(p.channel, p);
+  }
 
   add(event: StoredEvent, positions: ChannelPosition[]): void {
     this.events.push({ id: event.id, offsets: positions.map((p) => p.offset) });
     event.channels.forEach((channel, i) => {
       const p = positions[i];
-      const top = this.tops.get(channel);
-      // A re-published event (after a crash) reports its original offset: never move a top back.
-      if (p && p.offset > 0 && !(top && top.epoch === p.epoch && top.offset > p.offset)) this.tops.set(channel, { channel, epoch: p.epoch, offset: p.offset });
+      if (p) this.#raise({ channel, epoch: p.epoch, offset: p.offset });
     });
   }
 }

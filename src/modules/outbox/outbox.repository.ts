@@ -28,6 +28,8 @@ export class WrittenEvent implements PendingEvent {
     readonly payload: string,
     readonly created_at: number,
     readonly not_before: number | null,
+    /** PostgreSQL: the relay the writing statement claimed it for (outbox/handover.ts); null: not claimed. */
+    readonly claimed_by: string | null = null,
   ) {}
 }
 
@@ -260,6 +262,9 @@ const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
  * node holds the lock (it takes these rows) or nothing is due. The transaction stays open: the
  * caller publishes and ends it with `endDrainRound` (or a rollback).
  *
+ * Rows claimed by a relay for publishing as they commit (outbox/handover.ts) are its own until
+ * the claim is older than `staleBefore` (the claiming process died before it marked them).
+ *
  * BEGIN, the lock and the read are three statements sent as one message (the simple query protocol:
  * one round trip for the three). The lock and the read must be separate statements: a statement
  * reads from the snapshot taken when it starts, so a read in the statement that takes the lock
@@ -274,13 +279,14 @@ const PG_DRAIN_LOCK = 0x6f61_6f62; // "oaob"
  * commit's events) never waits on it. Losing those published marks in a crash only publishes the
  * rows again, which the relay allows anyway (at least once; the broker drops a repeat by the event's id).
  */
-export async function beginDrainRound(connection: Kysely<DB>, limit: number, now: number): Promise<PendingEvent[]> {
+export async function beginDrainRound(connection: Kysely<DB>, limit: number, now: number, staleBefore: number): Promise<PendingEvent[]> {
   const text = `begin;
     select set_config('openalerts.outbox_drainer', pg_try_advisory_xact_lock(${PG_DRAIN_LOCK}, hashtext(current_schema()))::text, true),
       set_config('synchronous_commit', 'off', true);
     select id, type, channels, payload, created_at, not_before from outbox
     where current_setting('openalerts.outbox_drainer', true) = 'true'
       and published_at is null and (not_before is null or not_before <= ${integer(now)})
+      and (claimed_by is null or claimed_at < ${integer(staleBefore)})
     order by id limit ${integer(limit)}`;
   const { rows } = await connection.executeQuery<PendingEvent>(CompiledQuery.raw(text));
   return rows;
@@ -294,6 +300,21 @@ export async function beginDrainRound(connection: Kysely<DB>, limit: number, now
  * caller rolls back if it fails.
  */
 export async function endDrainRound(connection: Kysely<DB>, events: PublishedPositions[], tops: StreamTop[] | null, now: number): Promise<void> {
+  await connection.executeQuery(CompiledQuery.raw([...markStatements(events, tops, now), 'commit'].join(';\n')));
+}
+
+/**
+ * PostgreSQL: marks published the events a relay published as they committed (claimed for it:
+ * outbox/handover.ts), as `endDrainRound` marks a round's, in a transaction of its own that does
+ * not wait for its WAL flush — one round trip. For a relay that stops with such marks left.
+ */
+export async function markHandedOver(connection: Kysely<DB>, events: PublishedPositions[], tops: StreamTop[] | null, now: number): Promise<void> {
+  if (events.length === 0) return;
+  const statements = ['begin', "select set_config('synchronous_commit', 'off', true)", ...markStatements(events, tops, now), 'commit'];
+  await connection.executeQuery(CompiledQuery.raw(statements.join(';\n')));
+}
+
+function markStatements(events: PublishedPositions[], tops: StreamTop[] | null, now: number): string[] {
   const at = integer(now);
   const statements: string[] = [];
   if (events.length === 0) {
@@ -308,8 +329,7 @@ export async function endDrainRound(connection: Kysely<DB>, events: PublishedPos
       statements.push(`insert into channel_streams (channel, epoch, top_offset, updated_at) values ${rows} ${TOPS_CONFLICT}`);
     }
   }
-  statements.push('commit');
-  await connection.executeQuery(CompiledQuery.raw(statements.join(';\n')));
+  return statements;
 }
 
 /** An integer for SQL text: anything else is our own bug, never written into a statement. */
