@@ -18,6 +18,13 @@ export interface GroupCommitOptions {
   maxRetries?: number;
   /** Gather items this long before a batch starts (default: only those of the same turn of the event loop); asked at each batch. */
   gatherMs?: number | (() => number);
+  /**
+   * With no batch in flight and no gathering, an item starts its batch at once (after the caller's
+   * current step, in a microtask) instead of in the turn's check phase: when idle there is nothing
+   * to wait for, and the batch would be that one item anyway. Items that arrive while a batch is in
+   * flight still gather as usual.
+   */
+  startWhenIdle?: boolean;
 }
 
 /** An item sent back for retry more often than `maxRetries`: something keeps colliding with it. */
@@ -51,13 +58,15 @@ export class GroupCommit<I, R> {
   readonly #lanes: number;
   readonly #maxRetries: number;
   readonly #gatherMs: () => number;
+  readonly #startWhenIdle: boolean;
   #inFlight = 0;
   #scheduled = false;
 
   constructor(
     private readonly process: (items: readonly I[]) => Promise<ItemOutcome<R>[]>,
-    { maxBatch = 256, lanes = 1, maxRetries = 5, gatherMs = 0 }: GroupCommitOptions = {},
+    { maxBatch = 256, lanes = 1, maxRetries = 5, gatherMs = 0, startWhenIdle = false }: GroupCommitOptions = {},
   ) {
+    this.#startWhenIdle = startWhenIdle;
     this.#gatherMs = typeof gatherMs === 'number' ? () => gatherMs : gatherMs;
     this.#maxBatch = maxBatch;
     this.#lanes = lanes;
@@ -81,6 +90,7 @@ export class GroupCommit<I, R> {
     };
     const gather = this.#gatherMs();
     if (gather > 0) setTimeout(flush, gather);
+    else if (this.#startWhenIdle && this.#inFlight === 0) queueMicrotask(flush);
     else setImmediate(flush);
   }
 

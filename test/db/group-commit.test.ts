@@ -41,6 +41,31 @@ describe('GroupCommit', () => {
     assert.equal(most, 1);
   });
 
+  test("startWhenIdle: an item with nothing in flight starts its batch before the turn's check phase; items of one step still form one batch; later arrivals gather while it runs", async () => {
+    const started: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const { commit, batches } = recorder<number>(
+      async (items) => {
+        started.push(`batch ${items.join(',')}`);
+        if (items[0] === 1) await held;
+        return items.map((n) => ({ ok: true, value: n }));
+      },
+      { startWhenIdle: true },
+    );
+    // Queued first: a batch started in the check phase would come after it.
+    setImmediate(() => started.push('check phase'));
+    const first = [commit.submit(1), commit.submit(2)];
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(started, ['batch 1,2', 'check phase'], 'idle: at once, both items of the step in it');
+    const later = [commit.submit(3), commit.submit(4)];
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(batches, [[1, 2]], 'a batch in flight: newer items wait (one lane)');
+    release();
+    assert.deepEqual(await Promise.all([...first, ...later]), [1, 2, 3, 4]);
+    assert.deepEqual(batches, [[1, 2], [3, 4]]);
+  });
+
   test('two lanes run two batches at once, never more', async () => {
     let running = 0;
     let most = 0;

@@ -76,7 +76,7 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
     let batches = donationBatches.get(db);
     if (!batches) {
       // Two lanes, as for sales: one batch reads and writes while the previous one waits for its WAL flush.
-      batches = new GroupCommit((jobs) => recordDonationBatch(db, jobs), { lanes: 2 });
+      batches = new GroupCommit((jobs) => recordDonationBatch(db, jobs), { lanes: 2, startWhenIdle: true });
       donationBatches.set(db, batches);
     }
     return batches.submit({ input, amount });
