@@ -50,20 +50,26 @@ describe('donation alerts published from their commit (postgres)', { skip: !post
     await t.drop();
   });
 
+  /** A new streamer, and a started relay publishing to a recorder (no poll within a test unless `pollMs` says). */
+  async function started(onPublish?: (event: StoredEvent) => Promise<void> | void, pollMs = 3600_000) {
+    const db = t.database.db;
+    const streamer = await makeUser(db, { currency: 'USD' });
+    const p = recorder(onPublish);
+    const relay = new OutboxRelay(t.database, p, { pollMs });
+    await relay.start();
+    return { db, streamer, p, relay };
+  }
+
   const outboxRow = async (donationId: number) =>
     (await t.database.db.selectFrom('outbox').select(['id', 'claimed_by', 'published_at']).where('payload', 'like', `{"id":${donationId},%`).executeTakeFirstOrThrow());
 
   test('published as the write returns, without a round, only once another connection sees the donation; marked by the next round', async () => {
-    const db = t.database.db;
-    const streamer = await makeUser(db, { currency: 'USD' });
     const seenCommitted: boolean[] = [];
-    const p = recorder(async (event) => {
+    // No poll within the test: only a commit can start a round.
+    const { db, streamer, p, relay } = await started(async (event) => {
       const { rows } = await other.query('select count(*)::int as n from donations where id = $1', [donationIdOf(event)]);
       seenCommitted.push(rows[0].n === 1);
     });
-    // No poll within the test: only a commit can start a round.
-    const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
-    await relay.start();
     try {
       const donations = await Promise.all([1, 2, 3].map((i) => createDonation(db, { userId: streamer.id, amount: `${i}`, currency: 'USD', message: `m${i}` })));
       await until(() => p.events.length === 3, 5000, 'three alerts');
@@ -84,11 +90,7 @@ describe('donation alerts published from their commit (postgres)', { skip: !post
   });
 
   test('an alert never passes an older event still waiting for a round: nothing is claimed, a round publishes both in order', async () => {
-    const db = t.database.db;
-    const streamer = await makeUser(db, { currency: 'USD' });
-    const p = recorder();
-    const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
-    await relay.start();
+    const { db, streamer, p, relay } = await started();
     try {
       // Another process's event for the same channel, not published yet (its commit woke no relay here).
       await other.query(`insert into outbox (type, user_id, channels, payload, created_at) values ('custom_alert.created', $1, $2, '{"older":true}', $3)`, [
@@ -107,13 +109,9 @@ describe('donation alerts published from their commit (postgres)', { skip: !post
   });
 
   test('a delayed alert is not claimed: the poll publishes it when due', async () => {
-    const db = t.database.db;
-    const streamer = await makeUser(db, { currency: 'USD' });
-    await saveModerationSettings(db, streamer.id, { ...DEFAULT_SETTINGS, alertDelaySeconds: 1 });
-    const p = recorder();
-    const relay = new OutboxRelay(t.database, p, { pollMs: 50 });
-    await relay.start();
+    const { db, streamer, p, relay } = await started(undefined, 50);
     try {
+      await saveModerationSettings(db, streamer.id, { ...DEFAULT_SETTINGS, alertDelaySeconds: 1 });
       const donation = await createDonation(db, { userId: streamer.id, amount: '5', currency: 'USD' });
       assert.equal((await outboxRow(donation.id)).claimed_by, null);
       await until(() => p.events.length === 1, 10_000, 'the delayed alert');
@@ -124,14 +122,10 @@ describe('donation alerts published from their commit (postgres)', { skip: !post
   });
 
   test('a publication that fails is retried by the next round, once, before what comes after it', async () => {
-    const db = t.database.db;
-    const streamer = await makeUser(db, { currency: 'USD' });
     let failing = true;
-    const p = recorder(() => {
+    const { db, streamer, p, relay } = await started(() => {
       if (failing) throw new Error('broker down');
     });
-    const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
-    await relay.start();
     try {
       const first = await createDonation(db, { userId: streamer.id, amount: '1', currency: 'USD' });
       // The failure kicked a round, which failed too (still down) and backs off; nothing went out.
@@ -176,11 +170,7 @@ describe('donation alerts published from their commit (postgres)', { skip: !post
   });
 
   test('a batch whose write fails publishes and claims nothing of it; the rest of the batch goes out', async () => {
-    const db = t.database.db;
-    const streamer = await makeUser(db, { currency: 'USD' });
-    const p = recorder();
-    const relay = new OutboxRelay(t.database, p, { pollMs: 3600_000 });
-    await relay.start();
+    const { db, streamer, p, relay } = await started();
     try {
       // A message the column cannot hold (NUL): the batch's statement fails, each is written alone, the culprit fails.
       const results = await Promise.allSettled([
