@@ -37,7 +37,7 @@ import { fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
-import { alternateRounds, autocannon, callIpc, cpuSecondsOf, dialectArg, isServerProcess, median, numberArg, postgresBackendPids, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
+import { alternateRounds, autocannon, BENCH_PG_URL, callIpc, cpuSecondsOf, dialectArg, isServerProcess, median, numberArg, postgresBackendPids, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
 
 interface Seed {
   url: string;
@@ -264,6 +264,48 @@ interface ServerStats {
   loopMaxMs: number;
 }
 
+/**
+ * `--wal-schema S` (PostgreSQL, the pg_walinspect extension created in schema S): the WAL a round
+ * wrote for one bench server, in bytes — the records between two positions that touch a table or
+ * index of that server's schema (`bench_<server pid>_…`, lib.ts), so the other users of a shared
+ * PostgreSQL are left out. Commit records name no table and are not counted.
+ */
+async function walPosition(): Promise<string> {
+  return (await pgQuery<{ lsn: string }>('select pg_current_wal_insert_lsn()::text as lsn'))[0]!.lsn;
+}
+async function walOfServer(walSchema: string, serverPid: number, from: string): Promise<{ bytes: number; records: number; fpiBytes: number; byRelation: Record<string, number> }> {
+  let byRelation: Record<string, number> = {};
+  const to = await walPosition();
+  // pg_walinspect reads only WAL already flushed (the dispatcher commits asynchronously).
+  while (!(await pgQuery<{ ok: boolean }>('select pg_current_wal_flush_lsn() >= $1::pg_lsn as ok', [to]))[0]!.ok) await new Promise((r) => setTimeout(r, 50));
+  const rows = await pgQuery<{ relname: string; bytes: string; records: string; fpi: string }>(
+    `with ours as (
+       select c.relfilenode, c.relname::text from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname like $3 and c.relfilenode <> 0
+       union select t.relfilenode, c.relname || ' (toast)' from pg_class c join pg_namespace n on n.oid = c.relnamespace join pg_class t on t.oid = c.reltoastrelid where n.nspname like $3
+     ), records as (
+       select (regexp_match(w.block_ref, 'rel \\d+/\\d+/(\\d+)'))[1]::oid as relfilenode, w.record_length, w.fpi_length
+       from ${walSchema}.pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) w
+     )
+     select o.relname, sum(r.record_length) as bytes, count(*) as records, sum(r.fpi_length) as fpi
+     from records r join ours o on o.relfilenode = r.relfilenode group by o.relname order by 2 desc`,
+    [from, to, `bench\\_${serverPid}\\_%`],
+  );
+  const row = { bytes: rows.reduce((n, r) => n + Number(r.bytes), 0), records: rows.reduce((n, r) => n + Number(r.records), 0), fpi: rows.reduce((n, r) => n + Number(r.fpi), 0) };
+  // Where it went, by table or index (a record is counted for the first block it names).
+  byRelation = Object.fromEntries(rows.map((r) => [r.relname, Number(r.bytes)]));
+  return { bytes: row.bytes, records: row.records, fpiBytes: row.fpi, byRelation };
+}
+async function pgQuery<T>(text: string, values: unknown[] = []): Promise<T[]> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: BENCH_PG_URL });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
 async function main(): Promise<void> {
   const rounds = numberArg('rounds', 5);
   const seconds = numberArg('seconds', 5);
@@ -274,6 +316,9 @@ async function main(): Promise<void> {
   const profileAt = process.argv.indexOf('--profile');
   const profileDir = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
   const receiverNice = numberArg('receiver-nice', 19);
+  const walSchemaAt = process.argv.indexOf('--wal-schema');
+  const walSchema = dialect === 'postgres' && walSchemaAt > 0 ? process.argv[walSchemaAt + 1]! : null;
+  if (walSchema && !/^[a-z_][a-z0-9_]*$/.test(walSchema)) throw new Error('--wal-schema: a plain schema name');
   const receiverChild = fork(fileURLToPath(import.meta.url), ['--receiver-process'], { execArgv: ['--import', 'tsx'] });
   await new Promise((r) => receiverChild.once('spawn', r));
   // The receiver stands in for a remote endpoint, whose CPU is not the service's: at nice 19 it takes
@@ -343,6 +388,7 @@ async function main(): Promise<void> {
       const before = await received();
       await serverStats(base);
       const outside = await outsideCpu(serverOf(side));
+      const walFrom = walSchema ? await walPosition() : null;
       const url = `${base}/bench/donate/${userOf(side)}`;
       let request: { rps: number; p50: number; p99: number; ok: number; lateStarts?: number };
       if (side.startsWith('closed')) {
@@ -357,8 +403,9 @@ async function main(): Promise<void> {
       const drain = await serverStats(base);
       // Round and drain together: the deliveries of a round may finish in its drain.
       const outsideMs = await outsideCpuMs(serverOf(side), outside);
+      const wal = walSchema ? await walOfServer(walSchema, serverOf(side).child.pid!, walFrom!) : null;
       load.push(os.loadavg()[0]!);
-      return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs, drainMainThreadCpuMs: drain.mainThreadCpuMs, drainDispatcherThreadCpuMs: drain.dispatcherThreadCpuMs, drainLoopBusyMs: drain.loopBusyMs, ...outsideMs }, load1m: os.loadavg()[0]! };
+      return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs, drainMainThreadCpuMs: drain.mainThreadCpuMs, drainDispatcherThreadCpuMs: drain.dispatcherThreadCpuMs, drainLoopBusyMs: drain.loopBusyMs, ...outsideMs, walBytes: wal?.bytes ?? null, walRecords: wal?.records ?? null, walFpiBytes: wal?.fpiBytes ?? null, walBytesByRelation: wal?.byRelation ?? null }, load1m: os.loadavg()[0]! };
     },
     { rotate: true },
   );
@@ -368,14 +415,20 @@ async function main(): Promise<void> {
     await drained(base);
     await serverStats(base);
     const before = await received();
+    const outside = await outsideCpu(server);
+    const walFrom = walSchema ? await walPosition() : null;
     const start = performance.now();
     await fetch(`${base}/bench/burst/${user}/${burst}`, { method: 'POST' });
     const writeSeconds = +((performance.now() - start) / 1000).toFixed(2);
     while ((await received()) - before < burst * subscriptions) await new Promise((r) => setTimeout(r, 20));
     const ms = performance.now() - start;
+    // The records of the last deliveries commit after the receiver had them.
+    await drained(base);
     const stats = await serverStats(base);
+    const { postgresCpuMs } = await outsideCpuMs(server, outside);
+    const wal = walSchema ? await walOfServer(walSchema, server.child.pid!, walFrom!) : null;
     load.push(os.loadavg()[0]!);
-    return { events: burst, subscriptions, deliveries: burst * subscriptions, writeSeconds, seconds: +(ms / 1000).toFixed(2), deliveriesPerSecond: Math.round((burst * subscriptions * 1000) / ms), serverCpuMsPerDeliveryInclWrites: +(stats.cpuMs / (burst * subscriptions)).toFixed(3) };
+    return { events: burst, subscriptions, deliveries: burst * subscriptions, writeSeconds, seconds: +(ms / 1000).toFixed(2), deliveriesPerSecond: Math.round((burst * subscriptions * 1000) / ms), serverCpuMsPerDeliveryInclWrites: +(stats.cpuMs / (burst * subscriptions)).toFixed(3), postgresCpuMsPerDeliveryInclWrites: dialect === 'postgres' ? +(postgresCpuMs / (burst * subscriptions)).toFixed(3) : null, walBytesPerDeliveryInclWrites: wal ? Math.round(wal.bytes / (burst * subscriptions)) : null };
   };
   // With --before: old and new in turn, the old first for one of the two bursts.
   const one = await throughput(srv, srv.ready.users.one, 1);
@@ -386,7 +439,7 @@ async function main(): Promise<void> {
   await srvBefore?.stop();
   receiverChild.disconnect();
 
-  type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number; drainDispatcherThreadCpuMs: number | null; postgresCpuMs: number; receiverCpuMs: number } };
+  type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number; drainDispatcherThreadCpuMs: number | null; postgresCpuMs: number; receiverCpuMs: number; walBytes: number | null; walRecords: number | null; walFpiBytes: number | null }; deliveries: number };
   const rows = (side: Side) => ((results as Partial<Record<Side, Row[]>>)[side] ?? []);
   const ratio = (a: Side, b: Side, pick: (r: Row) => number) => rows(a).map((r, i) => (rows(b)[i] ? +(pick(rows(b)[i]!) / Math.max(pick(r), 0.001)).toFixed(2) : null));
   const summary = (side: Side) => rows(side).length === 0 ? null : ({
@@ -404,6 +457,8 @@ async function main(): Promise<void> {
     // PostgreSQL: the server's backends, round and drain (the dispatcher's statements run there).
     medianPostgresCpuMsPerDonationWithDrain: median(rows(side).map((r) => +(r.server.postgresCpuMs / Math.max(r.ok, 1)).toFixed(3))),
     medianReceiverCpuMsPerDonationWithDrain: median(rows(side).map((r) => +(r.server.receiverCpuMs / Math.max(r.ok, 1)).toFixed(3))),
+    // --wal-schema: the WAL of the server's tables per donation (round and drain).
+    medianWalBytesPerDonationWithDrain: walSchema ? median(rows(side).map((r) => Math.round(r.server.walBytes! / Math.max(r.ok, 1)))) : null,
   });
   // Per round, what a reader needs to tell a stall (the longest event-loop delay, the load) from a cost (p50, lock waits).
   const perRound = (side: Side) => rows(side).length === 0 ? null : ({
@@ -421,6 +476,7 @@ async function main(): Promise<void> {
     otherThreadsCpuMs: rows(side).map((r) => r.server.cpuMs + r.server.drainCpuMs - r.server.mainThreadCpuMs - r.server.drainMainThreadCpuMs),
     postgresCpuMs: rows(side).map((r) => r.server.postgresCpuMs),
     receiverCpuMs: rows(side).map((r) => r.server.receiverCpuMs),
+    ...(walSchema ? { walBytes: rows(side).map((r) => r.server.walBytes), walRecords: rows(side).map((r) => r.server.walRecords), walFpiBytes: rows(side).map((r) => r.server.walFpiBytes) } : {}),
     load1m: rows(side).map((r) => +r.load1m.toFixed(1)),
   });
   const openLoopReport = (none: Side, ten: Side) => ({
@@ -428,6 +484,11 @@ async function main(): Promise<void> {
     ten: { ...summary(ten), perRound: perRound(ten) },
     p50RatioTenOverNonePerRound: ratio(none, ten, (r) => r.p50),
     p99RatioTenOverNonePerRound: ratio(none, ten, (r) => r.p99),
+    // What one delivery adds, per round: (10 subscriptions − 0) ÷ that round's deliveries — PostgreSQL backends' CPU, and WAL (--wal-schema).
+    postgresCpuUsPerDeliveryPerRound: rows(ten).map((r, i) => (rows(none)[i] ? Math.round(((r.server.postgresCpuMs / Math.max(r.ok, 1) - rows(none)[i]!.server.postgresCpuMs / Math.max(rows(none)[i]!.ok, 1)) * r.ok * 1000) / Math.max(r.deliveries, 1)) : null)),
+    ...(walSchema
+      ? { walBytesPerDeliveryPerRound: rows(ten).map((r, i) => (rows(none)[i] ? Math.round((r.server.walBytes! / Math.max(r.ok, 1) - rows(none)[i]!.server.walBytes! / Math.max(rows(none)[i]!.ok, 1)) * r.ok / Math.max(r.deliveries, 1)) : null)) }
+      : {}),
   });
   printReport('webhooks: donation request latency with 0 vs 10 subscriptions (closed and open loop; WAL checkpoints on their thread or inline); delivery throughput', {
     dialect,
