@@ -74,6 +74,17 @@ export function redisAvailable(): Promise<boolean> {
   return redisReachable;
 }
 
+/** One statement on the PostgreSQL test database from a client of its own (a schema made or dropped by hand). */
+export async function postgresAdmin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
 /** The dialects a contract suite runs on: SQLite always, PostgreSQL when reachable (always in CI). */
 export async function dialects(): Promise<Dialect[]> {
   return (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];

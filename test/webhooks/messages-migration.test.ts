@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { createDatabase } from '../../src/db/database.js';
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js';
 import * as repo from '../../src/modules/webhooks/webhooks.repository.js';
-import { dialects, PG_URL, tempDir } from '../helper.js';
-
-async function pgAdmin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
+import { dialects, PG_URL, postgresAdmin, tempDir } from '../helper.js';
 
 /**
  * Migration 0024 on a database that already has deliveries, each with its own copy of the body:
@@ -26,7 +15,7 @@ async function pgAdmin(statement: string): Promise<void> {
 for (const dialect of await dialects()) {
   test(`${dialect}: migration 0024 keeps one body per message for the deliveries already logged`, async () => {
     const schema = `t_${randomBytes(6).toString('hex')}`;
-    if (dialect === 'postgres') await pgAdmin(`create schema ${schema}`);
+    if (dialect === 'postgres') await postgresAdmin(`create schema ${schema}`);
     const database = dialect === 'sqlite' ? createDatabase({ dialect, file: `${tempDir()}/old.sqlite` }) : createDatabase({ dialect, url: PG_URL, schema });
     const db = database.db as Kysely<any>;
     try {
@@ -70,7 +59,7 @@ for (const dialect of await dialects()) {
       assert.deepEqual((await repo.attemptsOf(database.db, [delivered])).map((x) => x.status_code), [200], 'the log keeps its attempts');
     } finally {
       await database.close();
-      if (dialect === 'postgres') await pgAdmin(`drop schema ${schema} cascade`);
+      if (dialect === 'postgres') await postgresAdmin(`drop schema ${schema} cascade`);
     }
   });
 }

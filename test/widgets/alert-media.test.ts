@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import pg from 'pg';
 import { after, before, describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { createDatabase } from '../../src/db/database.js';
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.js';
 import { isComplete } from '../../src/modules/media/containers.js';
 import { createVariation, listVariations, updateVariation } from '../../src/modules/widgets/variations.service.js';
-import { dialects, listen, PG_URL, tempDir } from '../helper.js';
+import { dialects, listen, PG_URL, postgresAdmin, tempDir } from '../helper.js';
 import { eventsOnChannel } from '../../src/modules/outbox/outbox.repository.js';
 import { widgetWorld, type WidgetWorld } from './fixture.js';
 import { animatedGif, minimalWebm, SCRIPT_AS_GIF, SVG_WITH_SCRIPT, wavBeep } from './media-fixtures.js';
@@ -20,16 +19,6 @@ before(async () => {
 after(() => w.t.close());
 
 const base = { type: 'donation', name: 'Media', min_amount: '0', duration_ms: '4000', layout: 'image-above-text', text_template: '{username} — {money}', enabled: '1' };
-
-async function pgAdmin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
 
 async function mediaRows(userId: number) {
   return w.t.database.db.selectFrom('alert_media').select(['id', 'sha256', 'content_type', 'byte_size']).where('user_id', '=', userId).execute();
@@ -55,7 +44,7 @@ describe('out of the box', async () => {
   for (const dialect of await dialects()) {
   test(`${dialect}: migration 0016 gives accounts without any variation the defaults, and leaves configured accounts alone`, async () => {
     const schema = `t_${randomBytes(6).toString('hex')}`;
-    if (dialect === 'postgres') await pgAdmin(`create schema ${schema}`);
+    if (dialect === 'postgres') await postgresAdmin(`create schema ${schema}`);
     const database = dialect === 'sqlite' ? createDatabase({ dialect, file: `${tempDir()}/old.sqlite` }) : createDatabase({ dialect, url: PG_URL, schema });
     const db = database.db as Kysely<any>;
     try {
@@ -84,7 +73,7 @@ describe('out of the box', async () => {
       assert.equal(mine[0].image_source, 'none');
     } finally {
       await database.close();
-      if (dialect === 'postgres') await pgAdmin(`drop schema ${schema} cascade`);
+      if (dialect === 'postgres') await postgresAdmin(`drop schema ${schema} cascade`);
     }
   });
   }
