@@ -130,7 +130,7 @@ export async function buildApp(config: Readonly<Config>, overrides: AppOverrides
   const ctx: AppContext = { config, secrets, database, db: database.db, checkpointer, tokens, realtimeTokens, revocations, realtime, relay, webhooks, metrics, nodes, payments };
   app.decorate('ctx', ctx);
 
-  // Shared by every surface, so registered at the root: the request id header, the JSON content type (INTEROP §1), the
+  // Shared by every surface, so registered at the root: the request id header, the JSON content type (compatibility.md §1), the
   // base security headers, body parsing, the rate-limit counter store (limits nothing by itself)
   // and the OpenAPI collector (it must see the API's and the OAuth server's routes as they are
   // added). Unknown paths answer in JSON unless a browser asks for a page.

@@ -13,7 +13,7 @@ import { registerBackupCommands } from './ops/backup.cli.js';
 // and a one-row command never load the server, and `user show` loads only the database and the
 // accounts module. Imports above this line are what every invocation needs to parse its arguments.
 
-/** Commands that create or show something print one JSON object on stdout (DESIGN convention 11). */
+/** Commands that create or show something print one JSON object on stdout (architecture.md convention 8). */
 function print(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }

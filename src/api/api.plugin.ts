@@ -5,7 +5,7 @@ import { apiV1Routes } from './v1.routes.js';
 
 /**
  * The public HTTP API: /api/v1 (CORS, rate limit, bearer tokens) and its documentation
- * (/openapi.json, /docs). Errors are JSON (INTEROP §1). The OpenAPI collector itself is registered
+ * (/openapi.json, /docs). Errors are JSON (compatibility.md §1). The OpenAPI collector itself is registered
  * at the root (openapi.ts), since it documents the OAuth server's routes too.
  */
 export async function apiPlugin(app: FastifyInstance): Promise<void> {

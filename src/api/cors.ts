@@ -2,7 +2,7 @@ import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * INTEROP §1: the API and the token endpoints take cross-origin calls (implicit-grant apps run in
+ * compatibility.md §1: the API and the token endpoints take cross-origin calls (implicit-grant apps run in
  * browsers; centrifuge-js 2.x calls /api/v1/centrifuge/subscribe with credentials and
  * X-Requested-With). We answer with the request's exact Origin — never `*`, which browsers refuse
  * with credentials — and allow the headers those clients send. Pages get no CORS at all.
@@ -17,7 +17,7 @@ export async function allowCrossOrigin(app: FastifyInstance): Promise<void> {
     credentials: true,
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: ['Authorization', 'Content-Type', 'X-Requested-With', 'Accept'],
-    // Browser apps read the limit headers (INTEROP §1) and the RFC 6750 challenge.
+    // Browser apps read the limit headers (compatibility.md §1) and the RFC 6750 challenge.
     exposedHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'WWW-Authenticate'],
     maxAge: 600,
     // A bare OPTIONS on an API path gets the CORS answer, not a text/plain 400.

@@ -13,7 +13,7 @@ const DESCRIPTION = `A self-hostable donation-alerts service, compatible with th
 * **Rate limit**: per application, per minute. Every API response carries \`X-RateLimit-Limit\` and \`X-RateLimit-Remaining\`; over the limit, \`429\` \`{"message":"Too Many Attempts."}\` with \`Retry-After\` (seconds) and \`X-RateLimit-Reset\` (unix time).
 * **Date-times**: \`YYYY-MM-DD HH:MM:SS\`, UTC. Money: numbers in major units.`;
 
-const MERCHANT_SIGNATURE = `Merchandise API requests carry a \`signature\` parameter (spec 5.5, INTEROP §3), in the body or the query string, besides the bearer token of the merchant's application (any grant; a \`client_credentials\` token will do; no scope). It is the lowercase hex SHA-256 of: the values of every other received parameter (query and body, not the path; unknown keys included; nested values such as \`title[en_US]\` flattened), each as the string sent, sorted — plain code-unit order or PHP \`sort()\` order, either is accepted — and concatenated without separator, followed by the application's \`client_secret\`. Missing: 400; wrong: 403 \`{"message":"Invalid signature."}\`.`;
+const MERCHANT_SIGNATURE = `Merchandise API requests carry a \`signature\` parameter (spec 5.5, compatibility.md §3), in the body or the query string, besides the bearer token of the merchant's application (any grant; a \`client_credentials\` token will do; no scope). It is the lowercase hex SHA-256 of: the values of every other received parameter (query and body, not the path; unknown keys included; nested values such as \`title[en_US]\` flattened), each as the string sent, sorted — plain code-unit order or PHP \`sort()\` order, either is accepted — and concatenated without separator, followed by the application's \`client_secret\`. Missing: 400; wrong: 403 \`{"message":"Invalid signature."}\`.`;
 
 type RouteSchema = Record<string, unknown> | undefined;
 const DOCUMENTING_KEYS = ['body', 'querystring', 'params', 'response', 'summary', 'description'];
@@ -35,7 +35,7 @@ function swaggerOptions(base: string): SwaggerOptions {
         securitySchemes: {
           oauth2: {
             type: 'oauth2',
-            description: 'Access tokens are opaque; scopes per spec 5.2.',
+            description: 'Access tokens are opaque; every operation names the scope it needs.',
             flows: {
               authorizationCode: { authorizationUrl: `${base}/oauth/authorize`, tokenUrl: `${base}/oauth/token`, refreshUrl: `${base}/oauth/token`, scopes: { ...SCOPES } },
               implicit: { authorizationUrl: `${base}/oauth/authorize`, scopes: { ...SCOPES } },
@@ -65,7 +65,7 @@ function swaggerOptions(base: string): SwaggerOptions {
         { name: 'User' },
         { name: 'Donations' },
         { name: 'Custom alerts' },
-        { name: 'Real-time', description: 'Tokens for private channels of the Centrifuge-compatible WebSocket at `/connection/websocket` (spec 6).' },
+        { name: 'Real-time', description: 'Tokens for private channels of the Centrifuge-compatible WebSocket at `/connection/websocket`.' },
         { name: 'Merchandise API', description: `Server to server, for merchants. ${MERCHANT_SIGNATURE}` },
         { name: 'OAuth 2.0', description: 'The authorization server (RFC 6749, RFC 7009, RFC 8414).' },
         {

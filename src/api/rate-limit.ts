@@ -6,7 +6,7 @@ import { bearerToken } from '../oauth/bearer.js';
 import { sha256Hex } from '../security/crypto.js';
 
 /**
- * INTEROP §1 / spec §8: the limit is per application — the client of the bearer token. Requests
+ * compatibility.md §1 / spec §8: the limit is per application — the client of the bearer token. Requests
  * without a valid token (401s, token guessing, pages, the token endpoint) count per IP instead.
  * Verification is cached (token-cache.ts), so this costs no database round trip on the hot path.
  */
@@ -64,7 +64,7 @@ class TooManyAttempts extends Error {
 }
 
 /**
- * onRequest hook for /api/v1, Laravel's `throttle` headers (INTEROP §1): every response carries
+ * onRequest hook for /api/v1, Laravel's `throttle` headers (compatibility.md §1): every response carries
  * X-RateLimit-Limit and X-RateLimit-Remaining; over the limit a 429 `{"message":"Too Many
  * Attempts."}` (error-handler.ts) with Retry-After (seconds) and X-RateLimit-Reset (unix time).
  * CORS preflights are not counted (browsers send them on their own). If the store fails the

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from 'typebox';
 
 /**
- * Error bodies of INTEROP §1, as TypeBox schemas: they document every error response in the
+ * Error bodies of compatibility.md §1, as TypeBox schemas: they document every error response in the
  * OpenAPI document and serialize the error handler's bodies (a route's response schema applies to
  * its error replies too, so every field the handler sends must be listed here).
  */
@@ -16,7 +16,7 @@ export const ValidationErrorBody = Type.Object(
 
 const described = (schema: TSchema, description: string) => ({ ...schema, description });
 
-/** Responses every authenticated API route can give (INTEROP §1). */
+/** Responses every authenticated API route can give (compatibility.md §1). */
 export function apiErrorResponses(scope: string): Record<number, TSchema> {
   return {
     400: described(ValidationErrorBody, 'Validation failed: `{message, errors: {field: [...]}}`.'),
@@ -33,7 +33,7 @@ export const needsScope = (scope: string) => [{ oauth2: [scope] }];
 /**
  * Route options that keep Fastify's validator off a route: nothing is validated, coerced or
  * stripped before the route runs its schemas itself — the Merchandise API after checking the
- * signature over what was received (INTEROP §3, merchants/signed-input.ts), the OAuth endpoints
+ * signature over what was received (compatibility.md §3, merchants/signed-input.ts), the OAuth endpoints
  * parameter by parameter in their ordered checks (oauth/params.ts, RFC 6749 error shapes) — and
  * replies are serialized exactly as without a response schema (Fastify's default is
  * `JSON.stringify`), so no field is dropped.
@@ -53,10 +53,10 @@ export function htmlPage(description: string): TSchema {
   return { description, content: { 'text/html': { schema: { type: 'string' } } } } as unknown as TSchema;
 }
 
-/** OpenAPI security requirement of the Merchandise API: the merchant application's token (any grant, no scope) and the signature (INTEROP §3). */
+/** OpenAPI security requirement of the Merchandise API: the merchant application's token (any grant, no scope) and the signature (compatibility.md §3). */
 export const merchantSecurity = [{ oauth2: [], merchantSignature: [] }];
 
-/** Responses every Merchandise API route can give (INTEROP §1, §3). */
+/** Responses every Merchandise API route can give (compatibility.md §1, §3). */
 export function merchantErrorResponses(): Record<number, TSchema> {
   return {
     400: described(ValidationErrorBody, 'Validation failed, including a missing `signature` or an unknown `merchant_identifier`: `{message, errors: {field: [...]}}`.'),
@@ -73,7 +73,7 @@ export function merchantErrorResponses(): Record<number, TSchema> {
 /** The body-size error of a route that reads a request body (bodies are parsed by content, so there is no 415). */
 export const bodyTooLarge = { 413: described(MessageBody, 'The body is over the size limit.') };
 
-/** Media types every API body is accepted in (INTEROP §1). */
+/** Media types every API body is accepted in (compatibility.md §1). */
 export const BODY_MEDIA_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data', 'application/json'];
 
 /** A string from a fixed list, as one `enum` (a union of literals would be documented as `anyOf`). */

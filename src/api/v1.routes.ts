@@ -14,8 +14,8 @@ import { apiRateLimit } from './rate-limit.js';
 /**
  * Everything under /api/v1 ({base_url} of the spec), registered with that prefix. Its routes get,
  * in this order: CORS (so preflights are answered first and every answer, a 429 included, carries
- * the headers), the per-application rate limit (INTEROP §1), the body limit for every content
- * type; errors and 404s in the INTEROP §1 JSON shapes whatever the client accepts. No cookies: the
+ * the headers), the per-application rate limit (compatibility.md §1), the body limit for every content
+ * type; errors and 404s in the compatibility.md §1 JSON shapes whatever the client accepts. No cookies: the
  * API authenticates by bearer token only. Add a module's API routes with one `app.register` line.
  */
 export async function apiV1Routes(app: FastifyInstance): Promise<void> {

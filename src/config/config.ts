@@ -29,7 +29,7 @@ export interface Config {
   /** Namespaces every Redis key and pub/sub channel, so deployments can share one Redis. */
   redisPrefix: string;
   logLevel: LogLevel;
-  /** Seconds. INTEROP: existing clients live with one-year access tokens. */
+  /** Seconds. Existing clients expect long-lived access tokens: a year by default. */
   accessTokenTtl: number;
   refreshTokenTtl: number;
   rateLimitPerMinute: number;

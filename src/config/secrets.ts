@@ -6,7 +6,7 @@ import type { Config } from './config.js';
 export interface Secrets {
   /** AES-256-GCM key for secrets stored reversibly (application client secrets). */
   encryptionKey: Buffer;
-  /** HS256 secret for real-time JWTs; a Centrifugo given the same secret accepts our tokens (INTEROP §5). */
+  /** HS256 secret for real-time JWTs; a Centrifugo given the same secret accepts our tokens (compatibility.md §5). */
   realtimeTokenSecret: string;
   /** Signs cookies (sessions, CSRF). */
   cookieSecret: string;

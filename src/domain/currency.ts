@@ -1,4 +1,4 @@
-/** Spec §2 "Supported currencies" (INTEROP §3 says which operation takes which list). */
+/** Spec §2 "Supported currencies" (compatibility.md §3 says which operation takes which list). */
 export const INPUT_CURRENCIES = ['EUR', 'USD', 'RUB', 'BRL', 'TRY'] as const;
 export const OUTPUT_CURRENCIES = ['EUR', 'USD', 'RUB', 'BYN', 'KZT', 'UAH', 'BRL', 'TRY'] as const;
 

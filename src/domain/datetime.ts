@@ -1,4 +1,4 @@
-/** `YYYY-MM-DD HH:MM:SS` in UTC (INTEROP §1: colons, as real clients parse). */
+/** `YYYY-MM-DD HH:MM:SS` in UTC (compatibility.md §1: colons, as real clients parse). */
 export function formatDateTime(epochMs: number): string {
   // The text names a whole second, which the times formatted one after another (a donation's
   // resource and its alert, a page of them) mostly share: formatted once per second.

@@ -4,7 +4,7 @@ export { englishText, msg, type Message };
 
 /**
  * Typed domain errors. Services throw these; the HTTP error handler (src/http/error-handler.ts)
- * maps each to the INTEROP.md §1 shape, pages show them in forms, the CLI prints the message.
+ * maps each to the compatibility.md §1 shape, pages show them in forms, the CLI prints the message.
  *
  * Each carries a message code of the catalogs (`err.*`) with its arguments: `message` is the
  * English rendering, which the API answers; pages render the same code in the page's language
@@ -20,7 +20,7 @@ export abstract class DomainError extends Error {
 /** A field's messages as codes, for pages; the API answers their English texts (`errors`). */
 export type FieldMessages = Record<string, Message[]>;
 
-/** 400 `{message, errors: {field: [...]}}`; `message` repeats the first field message (INTEROP §1). */
+/** 400 `{message, errors: {field: [...]}}`; `message` repeats the first field message (compatibility.md §1). */
 export class ValidationError extends DomainError {
   readonly status = 400;
   /** English texts by field, the API's `errors`. */

@@ -73,7 +73,7 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\
 
 /**
  * Reads a date-time as the dashboard, CLI and our own JSON write it: ISO 8601 or
- * `YYYY-MM-DD HH:MM:SS`. Without an offset it is UTC, like every date-time we send (INTEROP §1).
+ * `YYYY-MM-DD HH:MM:SS`. Without an offset it is UTC, like every date-time we send (compatibility.md §1).
  * Returns null for anything else, including impossible dates such as 2025-02-30.
  */
 export function parseDateTime(value: string): number | null {

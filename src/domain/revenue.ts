@@ -2,7 +2,7 @@ import { MAX_MINOR } from './money.js';
 import { convertMinor, crossRate, type RateTable } from './rates.js';
 
 /**
- * Revenue of a merchandise sale (INTEROP §3).
+ * Revenue of a merchandise sale (compatibility.md §3).
  *
  * Money rules — every figure is an integer number of minor units, and each one is rounded at most
  * once, half-up (x.5 goes up), to the minor unit:

@@ -4,7 +4,7 @@ import { msg, ValidationError } from './errors.js';
 import { sortPhp } from './php-sort.js';
 
 /**
- * Merchandise API request signatures (spec 5.5, INTEROP §3):
+ * Merchandise API request signatures (spec 5.5, compatibility.md §3):
  *   lowercase hex SHA-256 of ( sorted values of every received parameter except `signature` ) + client_secret.
  *
  * - Values only, never keys; nested values (`title[en_US]`, `title[ru_RU]`) are flattened, each as the
@@ -28,7 +28,7 @@ export const SIGNED_LIMITS = { depth: 32, values: 1000 } as const;
  * (JSON bodies come from JS clients; form bodies carry only strings anyway).
  *
  * Iterative, so no nesting can exhaust the stack; deeper than `limits.depth` or more than
- * `limits.values` values is a 400 on the top-level parameter that carries it (INTEROP §1).
+ * `limits.values` values is a 400 on the top-level parameter that carries it (compatibility.md §1).
  */
 export function signedValues(params: unknown, exclude: string = 'signature', limits = SIGNED_LIMITS): string[] {
   const out: string[] = [];

@@ -23,7 +23,7 @@ export const INPUT_LIMITS = {
 } as const;
 
 /**
- * A request the parsers refuse. A validation error (INTEROP §1: 400 `{message, errors}`) that also
+ * A request the parsers refuse. A validation error (compatibility.md §1: 400 `{message, errors}`) that also
  * carries `statusCode`, so surfaces with their own error shape (OAuth) see a 400 too.
  */
 export class UnparsableInput extends ValidationError {
@@ -39,7 +39,7 @@ const tooDeep = (where: 'body' | 'query') =>
   new UnparsableInput(where, msg('err.body.too_deep', { max: INPUT_LIMITS.levels }));
 
 // Bracket notation (`title[en_US]=…`, `scope[0]=…`) and repeated keys (`scope=a&scope=b`) as in
-// INTEROP §1. strictDepth and throwOnLimitExceeded make qs refuse (RangeError) what it would
+// compatibility.md §1. strictDepth and throwOnLimitExceeded make qs refuse (RangeError) what it would
 // otherwise quietly reshape: deeper keys kept as literal text, extra pairs dropped, long arrays
 // turned into objects.
 const QS_OPTIONS: qs.IParseOptions = {
@@ -108,7 +108,7 @@ export function parseJson(text: string): unknown {
   }
 }
 
-/** JSON when the text looks like JSON, else form encoding: INTEROP §1 "parse the body by content". */
+/** JSON when the text looks like JSON, else form encoding: compatibility.md §1 "parse the body by content". */
 function parseByContent(text: string): unknown {
   const trimmed = text.trim();
   if (trimmed === '') return {};

@@ -21,7 +21,7 @@ function describe(error: ParserError): { status: number; message: string } {
 
 /**
  * Answers what Node's HTTP parser refuses (bad header characters, oversized headers, a request that
- * never completes) in the INTEROP.md §1 shape and says `Connection: close`. Fastify's default
+ * never completes) in the compatibility.md §1 shape and says `Connection: close`. Fastify's default
  * writes no Connection header and destroys the socket, so a client with a connection pool could
  * hand its next request to a socket that is already going away and get "socket hang up" instead
  * of an answer; the header tells every HTTP client not to reuse the connection.

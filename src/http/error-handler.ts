@@ -8,10 +8,10 @@ export function sendJsonError(reply: FastifyReply, status: number, body: Record<
   return reply.status(status).type('application/json').send(body);
 }
 
-/** How a surface answers errors: the INTEROP.md §1 JSON shapes, or a short HTML page. */
+/** How a surface answers errors: the compatibility.md §1 JSON shapes, or a short HTML page. */
 export type ErrorFormat = (request: FastifyRequest) => 'json' | 'html';
 
-/** The public API: JSON whatever the client accepts (INTEROP §1). */
+/** The public API: JSON whatever the client accepts (compatibility.md §1). */
 export const alwaysJson: ErrorFormat = () => 'json';
 
 /** Pages: HTML, unless a script asked for JSON (`Accept: application/json` without text/html). */
@@ -36,7 +36,7 @@ interface Described {
   detail?: Message;
 }
 
-/** Maps any error to a status and the INTEROP.md §1 body; 5xx details are logged, never sent. */
+/** Maps any error to a status and the compatibility.md §1 body; 5xx details are logged, never sent. */
 function describe(error: FastifyError | DomainError, request: FastifyRequest, reply: FastifyReply): Described {
   if (error instanceof ValidationError) return { status: 400, body: { message: error.message, errors: error.errors }, detail: error.detail };
   if (error instanceof UnauthenticatedError) {

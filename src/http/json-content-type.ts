@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * INTEROP §1: JSON responses carry exactly `application/json`, no charset — a popular TS client
+ * compatibility.md §1: JSON responses carry exactly `application/json`, no charset — a popular TS client
  * parses the body only when the header is exactly that.
  */
 export function registerJsonContentType(app: FastifyInstance): void {

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 
-/** INTEROP §2: 30 items per page. */
+/** compatibility.md §2: 30 items per page. */
 export const PER_PAGE = 30;
 /** Keeps `(page - 1) * perPage` an exact, index-friendly integer on both dialects. */
 export const MAX_PAGE = 1_000_000;
@@ -46,7 +46,7 @@ export interface Page<T> {
 /**
  * Builds links and meta as Laravel's LengthAwarePaginator does (prev of a page past the end is the
  * page before it; next is null there), except that `from`/`to` stay integers (0) on an empty page
- * so that strictly typed clients keep parsing (INTEROP §2: "the same meta/links shape").
+ * so that strictly typed clients keep parsing (compatibility.md §2: "the same meta/links shape").
  */
 export function paginate<T>(data: T[], p: { page: number; perPage: number; total: number; path: string }): Page<T> {
   const lastPage = Math.max(1, Math.ceil(p.total / p.perPage));

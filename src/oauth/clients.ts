@@ -37,7 +37,7 @@ export async function setPublicClient(db: Kysely<DB>, clientId: number, isPublic
   else await deletePublicClient(db, clientId);
 }
 
-/** Constant-time compare against the sealed client_secret (DESIGN: timingSafeEqual for every secret). */
+/** Constant-time compare against the sealed client_secret (architecture.md convention 9). */
 export function secretMatches(key: Buffer, client: OAuthClient, presented: string): boolean {
   return safeEqual(appSecret(key, client.row), presented);
 }

@@ -1,7 +1,7 @@
 import { englishText, type Message } from '../i18n/messages.js';
 /**
- * One class per RFC error code (DESIGN convention 5, after node-oidc-provider `errors.js`). The JSON
- * body is the league/Passport shape existing clients read (INTEROP §4):
+ * One class per RFC error code (architecture.md convention 4, after node-oidc-provider `errors.js`). The JSON
+ * body is the league/Passport shape existing clients read (compatibility.md §4):
  * `{"error","error_description","hint","message"}`, `message` repeating `error_description`.
  * Descriptions are league/oauth2-server's wording; `hint` says what to fix.
  */
@@ -112,7 +112,7 @@ export class ServerError extends rfcError(
 }
 
 /**
- * An authorization request that must NOT be redirected (RFC 6749 §4.1.2.1, INTEROP §4): unknown
+ * An authorization request that must NOT be redirected (RFC 6749 §4.1.2.1, compatibility.md §4): unknown
  * client, or a redirect_uri that is missing/ambiguous/unregistered. Shown to the user as a 400 page.
  */
 export class AuthorizePageError extends Error {

@@ -26,7 +26,7 @@ import {
 const TAGS = ['OAuth 2.0'];
 
 /**
- * Errors of the token and revocation endpoints, always in the league/Passport JSON shape (INTEROP
+ * Errors of the token and revocation endpoints, always in the league/Passport JSON shape (compatibility.md
  * §4) — including what fails before the handler runs (unparsable body, 413, 415), which keeps its
  * HTTP status but reads as invalid_request.
  */
@@ -58,7 +58,7 @@ function oauthJsonErrorHandler(error: FastifyError | Error, request: FastifyRequ
  * - the authorization endpoint is a page: the user's browser session, CSRF on the consent form,
  *   HTML errors, no CORS;
  * - the token, revocation and metadata endpoints are called by applications, browser ones
- *   included (INTEROP §1): CORS, JSON errors, no cookies. Each has a plugin prefixed with its own
+ *   included (compatibility.md §1): CORS, JSON errors, no cookies. Each has a plugin prefixed with its own
  *   path, so CORS preflights are answered for exactly these paths.
  */
 export async function oauthRoutes(app: FastifyInstance): Promise<void> {

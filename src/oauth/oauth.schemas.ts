@@ -8,7 +8,7 @@ import { ALL_SCOPES } from './scopes.js';
  * Schemas of the authorization server's endpoints for the OpenAPI document, built from the
  * parameter schemas `stringParam` validates with (params.ts), so a documented limit is the limit
  * enforced. Fastify's validator stays off (`documentationOnly`): the ordered OAuth checks read the
- * parameters and answer in RFC 6749 / league-Passport shapes (INTEROP §4), which a generic 400
+ * parameters and answer in RFC 6749 / league-Passport shapes (compatibility.md §4), which a generic 400
  * would not.
  */
 
@@ -72,7 +72,7 @@ export const TokenBody = Type.Object({
   scope: Type.Optional({ ...Scope, description: `${SCOPE_DESCRIPTION} \`refresh_token\`: optional, at most the original scopes; \`client_credentials\`: optional.` }),
 });
 
-/** INTEROP §4 success shape. */
+/** compatibility.md §4 success shape. */
 export const TokenReply = Type.Object({
   token_type: stringEnum(['Bearer']),
   expires_in: Type.Integer({ description: 'Seconds until the access token expires.' }),
@@ -80,7 +80,7 @@ export const TokenReply = Type.Object({
   refresh_token: Type.Optional(Type.String({ description: 'Always for the code grant; on refresh when rotated (the old one then stops working).' })),
 });
 
-/** INTEROP §4: the league/Passport error body; `message` repeats `error_description`. */
+/** compatibility.md §4: the league/Passport error body; `message` repeats `error_description`. */
 export const OAuthErrorBody = Type.Object({
   error: Type.String({
     description:

@@ -43,7 +43,7 @@ const OTHER = limited(2000);
 /**
  * One string parameter. RFC 6749 §3.1: an empty value counts as absent, and a parameter must not
  * appear more than once (an array here). Numbers are accepted as their decimal text (JSON bodies
- * send `client_id` as a number, INTEROP §4).
+ * send `client_id` as a number, compatibility.md §4).
  */
 export function stringParam(params: Params, name: string): string | undefined {
   const value = params[name];

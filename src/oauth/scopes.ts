@@ -16,7 +16,7 @@ export function isScope(value: string): value is Scope {
 }
 
 /**
- * INTEROP §4: scopes arrive space-, `+`- or `%20`-delimited (already decoded to spaces or `+` by the
+ * compatibility.md §4: scopes arrive space-, `+`- or `%20`-delimited (already decoded to spaces or `+` by the
  * time we see them), as repeated keys, or as an array (`scope[0]=…`).
  */
 export function parseScopeParam(value: unknown): string[] {

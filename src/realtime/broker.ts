@@ -1,7 +1,7 @@
 /**
  * Broker: carries publications between nodes and keeps per-channel history, in the spirit of
  * centrifugal/centrifuge `broker.go`. Publishing always goes broker → every subscribed node's
- * handler → hub, on one node (memory) as on many (Redis) — DESIGN.md "Same path on one node and many".
+ * handler → hub, on one node (memory) as on many (Redis) — architecture.md convention 1.
  */
 
 /** A channel stream position. `epoch` changes when the stream is lost (history meta expired,

@@ -57,8 +57,8 @@ type Handler<M extends Method> = (c: Client, cmd: Extract<Command, { method: M }
 /**
  * One WebSocket connection. Commands of a connection are handled one at a time in arrival order, so
  * replies and pushes go out in command order. A handler throws a `Disconnect` to close the connection,
- * a `ClientError` to answer with an error; anything else answers 100 and is logged (DESIGN.md
- * convention 7).
+ * a `ClientError` to answer with an error; anything else answers 100 and is logged (architecture.md
+ * convention 3).
  */
 export class Client implements HubClient {
   id = '';
@@ -182,7 +182,7 @@ export class Client implements HubClient {
     this.ctx.onClosed(this);
   }
 
-  /** INTEROP.md §5: a first frame with a `connect` key means the modern protocol, otherwise legacy. */
+  /** compatibility.md §5: a first frame with a `connect` key means the modern protocol, otherwise legacy. */
   private detectProtocol(frame: string): void {
     const nl = frame.indexOf('\n');
     const first = JSON.parse(nl < 0 ? frame : frame.slice(0, nl)) as unknown;
@@ -196,7 +196,7 @@ export class Client implements HubClient {
       if (this.state === CLOSED) return;
       if (cmd.method === 'pong') continue;
       try {
-        // INTEROP.md §5: the first command must be connect.
+        // compatibility.md §5: the first command must be connect.
         if (this.state === CONNECTING && cmd.method !== 'connect') throw DisconnectBadRequest;
         await (HANDLERS[cmd.method] as Handler<Method>)(this, cmd as never);
       } catch (err) {
@@ -244,7 +244,7 @@ export class Client implements HubClient {
   }
 
   /**
-   * Channel token (INTEROP.md §5): `channel` claim must match; legacy protocol: `client` claim must
+   * Channel token (compatibility.md §5): `channel` claim must match; legacy protocol: `client` claim must
    * be this connection's id (Centrifugo v2); modern: `sub` must be this connection's user and
    * `client` is not checked (Centrifugo v4+; centrifuge-js 5 reuses a token after reconnecting).
    */
@@ -361,7 +361,7 @@ export class Client implements HubClient {
     }
     const codec = this.codec!;
     this.reply(cmd, codec.subscribeReply(cmd.id, result));
-    // INTEROP.md §5: the reply, then the JOIN push (legacy always; modern when asked with join_leave).
+    // compatibility.md §5: the reply, then the JOIN push (legacy always; modern when asked with join_leave).
     if (cmd.joinLeave) this.send(codec.joinPush(channel, { user: this.user, client: this.id }));
     // The reply covered the stream up to its top: from here on the hub sends only what is past it.
     sub.offset = top.offset;

@@ -1,6 +1,6 @@
 /**
  * Disconnects: thrown by a command handler (or raised by the node) to close the WebSocket with
- * `code` and the reason text `{"reason":…,"reconnect":…}` (INTEROP.md §5 "Disconnect"). Both
+ * `code` and the reason text `{"reason":…,"reconnect":…}` (compatibility.md §5 "Disconnect"). Both
  * protocols get the JSON reason: centrifuge-js 2.x requires it, centrifuge-js ≥ 3 parses it too.
  */
 export class Disconnect extends Error {
@@ -18,7 +18,7 @@ export class Disconnect extends Error {
   }
 }
 
-// INTEROP.md §5: 3000 normal, 3001 shutdown (reconnect), 3500 invalid token, 3501 bad request,
+// compatibility.md §5: 3000 normal, 3001 shutdown (reconnect), 3500 invalid token, 3501 bad request,
 // 3502 stale (no reconnect).
 export const DisconnectNormal = new Disconnect(3000, 'connection closed', true);
 export const DisconnectShutdown = new Disconnect(3001, 'shutdown', true);
@@ -30,9 +30,9 @@ export const DisconnectInvalidToken = new Disconnect(3500, 'invalid token', fals
  */
 export const DisconnectRevoked = new Disconnect(3500, 'token revoked', false);
 export const DisconnectBadRequest = new Disconnect(3501, 'bad request', false);
-/** Not connected within `connectTimeoutMs` (INTEROP.md §5: "not connected in 25 s is closed"). */
+/** Not connected within `connectTimeoutMs` (compatibility.md §5: "not connected in 25 s is closed"). */
 export const DisconnectStale = new Disconnect(3502, 'stale', false);
-// Codes Centrifugo uses beyond the INTEROP list; all of them ask the client to reconnect.
+// Codes Centrifugo uses beyond those of compatibility.md §5; all of them ask the client to reconnect.
 export const DisconnectServerError = new Disconnect(3004, 'internal server error', true);
 /** The socket's send buffer exceeded `maxQueueBytes`: the client does not keep up. */
 export const DisconnectSlow = new Disconnect(3008, 'slow', true);

@@ -1,5 +1,5 @@
 /**
- * Client errors of the Centrifuge protocol (INTEROP.md §5 "Error codes"). A handler throws one of
+ * Client errors of the Centrifuge protocol (compatibility.md §5 "Error codes"). A handler throws one of
  * these to answer the command with `{id, error:{code, message}}`; the connection stays open.
  */
 export class ClientError extends Error {

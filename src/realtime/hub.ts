@@ -111,7 +111,7 @@ const NEWLINE = Buffer.from('\n');
 
 /**
  * Channel → subscriptions of this node. A publication is encoded at most once per protocol
- * (DESIGN.md convention 7), lazily, only if a subscriber speaks that protocol; every subscriber of a
+ * (architecture.md convention 3), lazily, only if a subscriber speaks that protocol; every subscriber of a
  * protocol gets the same Buffer.
  *
  * Fan-out runs in slices, one per turn of the event loop (setImmediate), so HTTP requests, database

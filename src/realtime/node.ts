@@ -25,7 +25,7 @@ export interface RealtimeOptions {
   maxMessageBytes?: number;
   /** Default 128; one more is error 106. */
   maxSubscriptionsPerClient?: number;
-  /** Default 25000 (INTEROP.md §5: not connected in 25 s → closed with 3502). */
+  /** Default 25000 (compatibility.md §5: not connected in 25 s → closed with 3502). */
   connectTimeoutMs?: number;
   /** Server ping period: legacy protocol a WebSocket ping frame, modern `{}`. Default 25000. */
   pingIntervalMs?: number;
@@ -38,7 +38,7 @@ export interface RealtimeOptions {
   fanoutSliceMs?: number;
   /** Bytes a socket may have queued unsent before it is closed as slow (3008). Default 1 MiB. */
   maxQueueBytes?: number;
-  /** Default: channels starting with "$alerts:", "$goals:", "$polls:" or "$widget:" (INTEROP.md §5). */
+  /** Default: channels starting with "$alerts:", "$goals:", "$polls:" or "$widget:" (compatibility.md §5). */
   recoverableChannel?: (channel: string) => boolean;
   /** History of recoverable channels: size (default 100), TTL after the last publication (default
    * 10 min), and how long epoch/offset outlive it (default 30 days). */
@@ -147,7 +147,7 @@ export class RealtimeNode {
         socket.destroy();
         return;
       }
-      // INTEROP.md §5: `?cf_protocol_version=v2` selects the modern protocol before any frame.
+      // compatibility.md §5: `?cf_protocol_version=v2` selects the modern protocol before any frame.
       const forceV2 = q >= 0 && new URLSearchParams(url.slice(q + 1)).get('cf_protocol_version') === 'v2';
       const upgrade = (wss: WebSocketServer) => wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, forceV2));
       if (this.wssReady) return upgrade(this.wssReady);

@@ -7,7 +7,7 @@ import { requireToken } from '../oauth/bearer.js';
 export const CHANNEL_TOKEN_TTL_SECONDS = 24 * 3600;
 
 const SubscribeBody = Type.Object({
-  channels: Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: 64, description: 'Private channel names (spec 6.2).' }),
+  channels: Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: 64, description: 'Private channel names (starting with `$`).' }),
   client: Type.String({ format: 'uuid', description: 'Client id from the real-time connect reply.' }),
 });
 

@@ -2,7 +2,7 @@ import type { Hs256Outcome } from './hs256-check.js';
 import { SignJWT, type JWTPayload } from 'jose';
 
 /**
- * The real-time tokens' format: JWT HS256 with the server secret (INTEROP.md §5 "Tokens").
+ * The real-time tokens' format: JWT HS256 with the server secret (compatibility.md §5 "Tokens").
  * Connection token claims `sub` (user id as a string) and `exp`; channel token claims `channel`,
  * `client`, `sub` and `exp`; private claims (`extra`) name what the token was issued under, for
  * revocation (modules/realtime-tokens). A Centrifugo configured with the same HMAC secret accepts
@@ -33,7 +33,7 @@ export async function signConnectionToken(
 
 /**
  * `client` binds the token to one connection (checked in the legacy protocol only); `sub` binds it
- * to the user (checked in the modern protocol only) — INTEROP.md §5 "Subscribe to a `$` channel".
+ * to the user (checked in the modern protocol only) — compatibility.md §5 "Subscribe to a `$` channel".
  */
 export async function signChannelToken(
   secret: string,

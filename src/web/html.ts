@@ -1,5 +1,5 @@
 /**
- * Auto-escaping HTML templates (DESIGN convention 8). Every interpolated value is escaped unless it
+ * Auto-escaping HTML templates (architecture.md convention 6). Every interpolated value is escaped unless it
  * is itself an `Html` produced by this module; donor names and messages are hostile input.
  */
 export class Html {

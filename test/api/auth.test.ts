@@ -8,7 +8,7 @@ const ROUTES = [
   { method: 'POST' as const, url: '/api/v1/custom_alert', scope: 'oauth-custom_alert-store' },
 ];
 
-describe('API authentication and scopes (INTEROP §1, RFC 6750)', () => {
+describe('API authentication and scopes (compatibility.md §1, RFC 6750)', () => {
   let f: ApiFixture;
   before(async () => {
     f = await apiFixture();

@@ -4,7 +4,7 @@ import { apiFixture, json, type ApiFixture } from './helpers.js';
 
 const ORIGIN = 'https://widget-maker.example.test';
 
-describe('CORS on the API and token endpoints (INTEROP §1)', () => {
+describe('CORS on the API and token endpoints (compatibility.md §1)', () => {
   let f: ApiFixture;
   before(async () => {
     f = await apiFixture();

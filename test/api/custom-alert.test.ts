@@ -38,7 +38,7 @@ describe('POST /api/v1/custom_alert (spec 4.3)', () => {
     return { alerts: Number(alerts.n), events: Number(events.n) };
   };
 
-  describe('accepted encodings (INTEROP §1)', () => {
+  describe('accepted encodings (compatibility.md §1)', () => {
     const fields = { header: 'Thanks!', message: 'Big hype', is_shown: '0', image_url: 'https://cdn.example.com/a.png', sound_url: 'https://cdn.example.com/a.mp3' };
     const expectCreated = (res: Awaited<ReturnType<typeof post>>, externalId: string) => {
       assert.equal(res.statusCode, 201, res.body);

@@ -7,7 +7,7 @@ import { apiFixture, assertValidationError, json, type ApiFixture } from './help
 const BASE = 'https://alerts.example.test/api/v1/alerts/donations';
 const TOTAL = 75; // pages of 30, 30, 15
 
-describe('GET /api/v1/alerts/donations (spec 4.2, INTEROP §2)', () => {
+describe('GET /api/v1/alerts/donations (spec 4.2, compatibility.md §2)', () => {
   let f: ApiFixture;
   before(async () => {
     f = await apiFixture();
@@ -44,7 +44,7 @@ describe('GET /api/v1/alerts/donations (spec 4.2, INTEROP §2)', () => {
     assert.deepEqual(seen, [...seen].sort((a, b) => b - a), 'newest first across pages');
   });
 
-  test('each item is a donation alert with the INTEROP §2 extras', async () => {
+  test('each item is a donation alert with the compatibility.md §2 extras', async () => {
     const body = json(await get());
     const newest = body.data[0];
     assert.deepEqual(Object.keys(newest).sort(), [

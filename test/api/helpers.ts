@@ -34,13 +34,13 @@ export async function apiFixture(options: { dialect?: Dialect; env?: Record<stri
   };
 }
 
-/** INTEROP §1: JSON responses carry exactly `application/json`. */
+/** compatibility.md §1: JSON responses carry exactly `application/json`. */
 export function json(response: LightMyRequestResponse): any {
   assert.equal(response.headers['content-type'], 'application/json', `content type of ${response.statusCode} ${response.body.slice(0, 200)}`);
   return response.json();
 }
 
-/** A 400 in the INTEROP §1 shape whose errors name exactly `fields`. */
+/** A 400 in the compatibility.md §1 shape whose errors name exactly `fields`. */
 export function assertValidationError(response: LightMyRequestResponse, fields: string[]): Record<string, string[]> {
   assert.equal(response.statusCode, 400, response.body);
   const body = json(response);

@@ -3,7 +3,7 @@ import { jwtVerify, decodeProtectedHeader } from 'jose';
 import { after, before, describe, test } from 'node:test';
 import { apiFixture, json, type ApiFixture } from './helpers.js';
 
-describe('GET /api/v1/user/oauth (spec 4.1, INTEROP §2)', () => {
+describe('GET /api/v1/user/oauth (spec 4.1, compatibility.md §2)', () => {
   let f: ApiFixture;
   before(async () => {
     f = await apiFixture();

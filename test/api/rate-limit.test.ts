@@ -11,7 +11,7 @@ import { apiFixture, json, type ApiFixture } from './helpers.js';
 const LIMIT = 5;
 
 for (const store of ['memory', 'redis'] as const) {
-  describe(`rate limit per application, ${store} store (INTEROP §1)`, async () => {
+  describe(`rate limit per application, ${store} store (compatibility.md §1)`, async () => {
     const skip = store === 'redis' && !(await redisAvailable()) ? 'Redis not reachable' : false;
     let f: ApiFixture;
     before(async () => {

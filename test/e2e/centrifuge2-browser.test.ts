@@ -14,7 +14,7 @@ import { ROOT } from '../process.js';
 /**
  * The pinned client of the main TS library, centrifuge-js 2.8.5, unmodified, in a real browser on
  * another origin: its XMLHttpRequest to `subscribeEndpoint` (our /api/v1/centrifuge/subscribe) is a
- * credentialed cross-origin call with `X-Requested-With` (INTEROP §1 CORS), then it subscribes over
+ * credentialed cross-origin call with `X-Requested-With` (compatibility.md §1 CORS), then it subscribes over
  * the legacy protocol and receives a donation.
  */
 describe('centrifuge-js 2.8.5 in Chromium with subscribeEndpoint', { skip: chromiumMissing() }, () => {

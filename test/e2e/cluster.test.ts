@@ -12,7 +12,7 @@ import { until } from '../wait.js';
 const runnable = (await postgresAvailable()) && (await redisAvailable());
 
 /**
- * Two `openalerts serve` processes sharing PostgreSQL and Redis, as DESIGN's scale-out describes:
+ * Two `openalerts serve` processes sharing PostgreSQL and Redis, as docs/operations.md describes the scale-out:
  * what happens on one node reaches the clients of the other.
  */
 describe('two nodes sharing PostgreSQL and Redis', { skip: !runnable && 'PostgreSQL or Redis is not running' }, () => {

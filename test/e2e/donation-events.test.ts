@@ -104,7 +104,7 @@ describe('donation events end to end (real server, SQLite, memory broker)', () =
     assert.match(goals.headers.get('www-authenticate')!, /insufficient_scope.*oauth-goal-subscribe/);
 
     const textPlain = await post(JSON.stringify({ channels: [`$alerts:donation_${streamerId}`], client: uuid }), token, 'text/plain');
-    assert.equal(textPlain.status, 200, 'JSON sent as text/plain is accepted (INTEROP §1)');
+    assert.equal(textPlain.status, 200, 'JSON sent as text/plain is accepted (compatibility.md §1)');
 
     for (const bad of [{}, { channels: [], client: uuid }, { channels: ['x'], client: 'not-a-uuid' }, { channels: { a: 1 }, client: uuid }]) {
       const res = await post(bad);

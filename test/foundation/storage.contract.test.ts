@@ -15,7 +15,7 @@ import { Revocations } from '../../src/security/revocations.js';
 
 const KEY = randomBytes(32);
 
-// The same contract on every dialect the service supports (DESIGN convention 9).
+// The same contract on every dialect the service supports (architecture.md convention 7).
 for (const dialect of await dialects()) {
   describe(`storage contract on ${dialect}`, () => {
     let t: TestDatabase;

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { buildTestApp, listen, type TestApp } from '../helper.js';
 
 /**
- * What Node's HTTP parser refuses (bad header bytes, oversized headers) is answered in the INTEROP
+ * What Node's HTTP parser refuses (bad header bytes, oversized headers) is answered in the compatibility.md §1
  * shape with `Connection: close`, so a client's connection pool never sends its next request down a
  * connection the server is closing (which showed as "socket hang up" on innocent requests when the
  * HTTP fuzz ran several clients at once).
@@ -37,7 +37,7 @@ function parse(answer: string): { status: number; headers: Record<string, string
   return { status: Number(statusLine!.split(' ')[1]), headers, body: JSON.parse(body!) };
 }
 
-test('a header with a forbidden byte: 400 in the INTEROP shape, Connection: close, the connection closed', async () => {
+test('a header with a forbidden byte: 400 in the compatibility.md §1 shape, Connection: close, the connection closed', async () => {
   const answer = parse(await raw('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad: a\x01b\r\n\r\n'));
   assert.equal(answer.status, 400);
   assert.equal(answer.headers.connection, 'close');

@@ -20,7 +20,7 @@ function postRoutes(): string[] {
 
 const JSON_HTML = { accept: 'application/json' };
 
-/** The INTEROP §1 validation shape: 400, `errors` by field, `message` the first of them. */
+/** The compatibility.md §1 validation shape: 400, `errors` by field, `message` the first of them. */
 function assertValidationShape(res: { statusCode: number; body: string }, field: string, message: RegExp) {
   assert.equal(res.statusCode, 400, res.body);
   const body = JSON.parse(res.body) as { message: string; errors: Record<string, string[]> };
@@ -56,7 +56,7 @@ describe('malformed multipart on every POST route is a 4xx, never a 5xx', () => 
   });
 });
 
-describe('nesting depth and parameter count are capped in every parser, with a 400 in the INTEROP shape', () => {
+describe('nesting depth and parameter count are capped in every parser, with a 400 in the compatibility.md §1 shape', () => {
   const deepKey = 'a' + '[b]'.repeat(10);
   const manyPairs = Array.from({ length: 1500 }, (_, i) => `f${i}=1`).join('&');
   const multipartOf = (pairs: [string, string][]) => ({
@@ -91,7 +91,7 @@ describe('nesting depth and parameter count are capped in every parser, with a 4
     assert.match(res.json().hint, /more than 4 levels deep/);
   });
 
-  test('within the limits, bracket notation and repeated keys still parse (INTEROP §1)', async () => {
+  test('within the limits, bracket notation and repeated keys still parse (compatibility.md §1)', async () => {
     const res = await f.t.app.inject({
       method: 'POST',
       url: '/api/v1/custom_alert',

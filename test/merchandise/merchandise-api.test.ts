@@ -360,7 +360,7 @@ describe('end_at', () => {
 });
 
 describe('hostile nesting on signed routes (issue 9)', () => {
-  test('a JSON body nested 100 000 deep is a 400 in the INTEROP shape, not a crash', async () => {
+  test('a JSON body nested 100 000 deep is a 400 in the compatibility.md §1 shape, not a crash', async () => {
     const deep = '['.repeat(100_000) + '"x"' + ']'.repeat(100_000);
     for (const url of ['/api/v1/merchandise', '/api/v1/merchandise_sale']) {
       const res = await w.t.app.inject({

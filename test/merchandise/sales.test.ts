@@ -79,7 +79,7 @@ describe('4.8 POST /merchandise_sale', () => {
   });
 });
 
-describe('idempotency (INTEROP §3)', () => {
+describe('idempotency (compatibility.md §3)', () => {
   test('an identical retry answers 200 with the original sale and credits nothing again', async () => {
     const streamer = await makeUser(w.t.database.db, { currency: 'USD' });
     const m = await merchandise();

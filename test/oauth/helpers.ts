@@ -126,7 +126,7 @@ export function pkcePair(method: 'S256' | 'plain' = 'S256'): { verifier: string;
   return { verifier, challenge: method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier };
 }
 
-/** The league/Passport error shape (INTEROP §4), exactly these keys. */
+/** The league/Passport error shape (compatibility.md §4), exactly these keys. */
 export function assertOAuthError(res: LightMyRequestResponse, status: number, error: string): Record<string, string> {
   if (res.statusCode !== status) throw new Error(`expected ${status} ${error}, got ${res.statusCode} ${res.body}`);
   if (res.headers['content-type'] !== 'application/json') throw new Error(`content-type ${res.headers['content-type']}`);

@@ -61,7 +61,7 @@ describe('client authentication', () => {
   });
 });
 
-describe('body encodings (INTEROP §1)', () => {
+describe('body encodings (compatibility.md §1)', () => {
   const scopesOf = async (res: Awaited<ReturnType<typeof json>>) => {
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['content-type'], 'application/json');

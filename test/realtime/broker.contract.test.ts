@@ -10,7 +10,7 @@ import { sleep, until } from '../wait.js';
 
 const H: PublishOptions = { historySize: 10, historyTtlMs: 60_000, historyMetaTtlMs: 0 };
 
-/** The one contract every broker meets (DESIGN.md convention 7): run against memory and Redis. */
+/** The one contract every broker meets (architecture.md convention 3): run against memory and Redis. */
 function contract(name: string, make: () => Promise<{ broker: Broker; cleanup(): Promise<void> } | null>): void {
   describe(`broker contract: ${name}`, async () => {
     const made = await make();

@@ -8,7 +8,7 @@ import { signChannelToken, signConnectionToken } from '../../src/security/jwt.js
 import { SECRET, startServer, type TestServer } from './helpers.js';
 import { until } from '../wait.js';
 
-/** The real client libraries, unmodified, in Node (INTEROP.md §5: an unmodified client must work). */
+/** The real client libraries, unmodified, in Node (compatibility.md §5: an unmodified client must work). */
 describe('real clients: centrifuge-js 2.8.5 and 5.x', () => {
   let s: TestServer;
   const sockets = new Set<Socket>();

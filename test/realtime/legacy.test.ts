@@ -10,7 +10,7 @@ import { sleep } from '../wait.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** Raw legacy-protocol conversation, frame by frame, as INTEROP.md §5 states it. */
+/** Raw legacy-protocol conversation, frame by frame, as compatibility.md §5 states it. */
 describe('legacy protocol (centrifuge-js 2.x / Centrifugo v2 JSON)', () => {
   let s: TestServer;
   before(async () => {

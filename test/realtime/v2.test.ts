@@ -28,7 +28,7 @@ describe('modern protocol (centrifuge-js >= 3)', () => {
     assert.equal(reply.connect.ping, 25);
     assert.equal(reply.connect.pong, true);
     const channel = '$alerts:donation_42';
-    // A token minted for another client id of the same user is accepted (INTEROP.md §5).
+    // A token minted for another client id of the same user is accepted (compatibility.md §5).
     const token = await signChannelToken(SECRET, { client: 'previous-connection', channel, sub: '42' });
     c.send({ id: 2, subscribe: { channel, token, flag: 1 } });
     const sub = await c.next();

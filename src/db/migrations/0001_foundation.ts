@@ -84,7 +84,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('shown_at', 'bigint')
     .execute();
-  // Listing is per streamer, newest first (INTEROP §2).
+  // Listing is per streamer, newest first (compatibility.md §2).
   await db.schema.createIndex('donations_user_id_id').on('donations').columns(['user_id', 'id desc']).execute();
 
   await withId(db.schema.createTable('outbox'), dialect)

@@ -45,7 +45,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('is_shown', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('shown_at', 'bigint')
-    // INTEROP §3: an external_id is used once per merchant; concurrent duplicates meet here.
+    // compatibility.md §3: an external_id is used once per merchant; concurrent duplicates meet here.
     .addUniqueConstraint('merchandise_sales_merchant_external_id', ['merchant_id', 'external_id'])
     .execute();
   await db.schema.createIndex('merchandise_sales_user_id_id').on('merchandise_sales').columns(['user_id', 'id desc']).execute();

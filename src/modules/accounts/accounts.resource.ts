@@ -4,7 +4,7 @@ import { formatDateTime } from '../../domain/datetime.js';
 import { balanceOf } from '../balances/balances.service.js';
 import type { UserRow } from './accounts.table.js';
 
-/** Spec §2 "User profile" plus the INTEROP §2 extras (`is_active`, `language`). */
+/** Spec §2 "User profile" plus the compatibility.md §2 extras (`is_active`, `language`). */
 export interface UserProfileResource {
   id: number;
   code: string;

@@ -184,7 +184,7 @@ export async function endSession(db: Kysely<DB>, token: string | undefined): Pro
   if (token) await repo.deleteSession(db, sha256Hex(token));
 }
 
-/** DESIGN convention 11: wherever a command names a user, its id, email or code all work. */
+/** architecture.md convention 8: wherever a command names a user, its id, email or code all work. */
 export async function findUserByRef(db: Kysely<DB>, ref: string | number): Promise<UserRow> {
   const text = String(ref).trim();
   const user = /^\d+$/.test(text)

@@ -79,7 +79,7 @@ function validate(input: NewCustomAlert): FieldMessages {
 }
 
 /**
- * Stores a custom alert and queues it for the streamer's alerts widget in one transaction (DESIGN:
+ * Stores a custom alert and queues it for the streamer's alerts widget in one transaction (architecture.md convention 1:
  * outbox): the alert exists if and only if its event does. A taken external_id — also when two
  * requests race for it — is a validation error on `external_id`, never a 500.
  *

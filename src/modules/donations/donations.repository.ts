@@ -277,7 +277,7 @@ export async function donationPageStamps(db: Kysely<DB>, userIds: number[]): Pro
 const DONATION_COLUMNS: (keyof DonationsTable)[] = ['id', ...WRITTEN];
 
 /**
- * One page, newest first (INTEROP §2), with the stamp it was read at. On PostgreSQL in ONE
+ * One page, newest first (compatibility.md §2), with the stamp it was read at. On PostgreSQL in ONE
  * statement — one round trip, and the rows, the total and the version are one snapshot. On SQLite,
  * where a statement costs no round trip and that join runs 2–3× slower than two plain reads
  * (materialized subquery), the stamp is read first and then the rows: a write committing between

@@ -2,7 +2,7 @@ import { formatDateTime, formatNullableDateTime } from '../../domain/datetime.js
 import { toMajor } from '../../domain/money.js';
 import type { DonationRow } from './donations.table.js';
 
-/** Spec §2 "Donation alert" plus the INTEROP §2 extras clients read. */
+/** Spec §2 "Donation alert" plus the compatibility.md §2 extras clients read. */
 export interface DonationResource {
   id: number;
   name: 'donation';

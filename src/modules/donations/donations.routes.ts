@@ -15,7 +15,7 @@ function sendSerialized(reply: FastifyReply, body: string): FastifyReply {
 }
 
 /**
- * Spec 4.2: GET /alerts/donations, 30 per page, newest first (INTEROP §2).
+ * Spec 4.2: GET /alerts/donations, 30 per page, newest first (compatibility.md §2).
  *
  * Hot path: the token check is cached (token-cache.ts), the body is serialized by the TypeBox
  * response schema, and a page already served is answered from `StampedCache` while the streamer's

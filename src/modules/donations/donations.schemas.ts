@@ -3,7 +3,7 @@ import { Paginated } from '../../http/pagination.js';
 
 const dateTime = (description: string) => Type.String({ description: `${description} \`YYYY-MM-DD HH:MM:SS\`, UTC.` });
 
-/** Spec §2 "Donation alert" plus the INTEROP §2 extras; mirrors `DonationResource`. */
+/** Spec §2 "Donation alert" plus the compatibility.md §2 extras; mirrors `DonationResource`. */
 export const DonationResourceSchema = Type.Object({
   id: Type.Integer(),
   name: Type.Literal('donation'),

@@ -57,8 +57,8 @@ function validate(input: NewDonation): { amount: number; errors: FieldMessages }
 
 /**
  * Records a confirmed (paid) donation and queues its alert, in one transaction: the donation
- * exists if and only if its alert is queued or held for the streamer's approval (DESIGN: outbox;
- * moderation `publishDonationAlert`). `reason` is "default" as in the real service (INTEROP §5).
+ * exists if and only if its alert is queued or held for the streamer's approval (architecture.md convention 1: outbox;
+ * moderation `publishDonationAlert`). `reason` is "default" as in the real service (compatibility.md §5).
  *
  * The one function every payment path goes through — the test provider, the CLI and dashboard
  * sandbox, and each provider's verified notification (modules/payments) — so what happens to a

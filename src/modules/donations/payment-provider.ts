@@ -24,7 +24,7 @@ export interface PaymentRequest {
 }
 
 export interface PaymentSettlement {
-  /** Stored on the donation and shown by the API as `payin_system.title` (INTEROP §2). */
+  /** Stored on the donation and shown by the API as `payin_system.title` (compatibility.md §2). */
   payinSystem: string;
 }
 

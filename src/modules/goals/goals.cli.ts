@@ -16,7 +16,7 @@ export function idArgument(value: string): number {
   return Number(value);
 }
 
-/** `openalerts goal create | list | show | close` (DESIGN convention 11: JSON out, one-line errors). */
+/** `openalerts goal create | list | show | close` (architecture.md convention 8: JSON out, one-line errors). */
 export function registerGoalCommands(program: Command, kit: CliKit): void {
   const goal = program.command('goal').description('Donation goals: donations made while a goal runs add to it (converted into its currency).');
   goal

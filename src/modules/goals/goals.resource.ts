@@ -20,7 +20,7 @@ export interface GoalDetails extends GoalResource {
   ended_at: string | null;
 }
 
-/** `reason` values on `$goals:` (INTEROP §5). */
+/** `reason` values on `$goals:` (compatibility.md §5). */
 export type GoalEventReason = 'created' | 'updated' | 'finished';
 export type GoalEvent = GoalResource & { reason: GoalEventReason };
 

@@ -46,7 +46,7 @@ export interface DonationForGoals {
   at: number;
 }
 
-/** Queues a `$goals:goal_<user_id>` publication: the spec §2 resource plus `reason` (INTEROP §5). */
+/** Queues a `$goals:goal_<user_id>` publication: the spec §2 resource plus `reason` (compatibility.md §5). */
 async function publish(tx: Kysely<DB>, row: GoalRow, reason: GoalEventReason): Promise<void> {
   const event: GoalEvent = { ...toGoalResource(row), reason };
   await enqueueEvent(tx, { type: `goal.${reason}`, userId: row.user_id, payload: event });

@@ -48,7 +48,7 @@ export async function merchandiseRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  // INTEROP §3: the main TS client sends this call as POST; the path identifiers are not signed.
+  // compatibility.md §3: the main TS client sends this call as POST; the path identifiers are not signed.
   const upsert = signedRoute(app, {
     summary: 'Create or update merchandise by identifiers (4.6)',
     description: 'Creates the merchandise (201) or updates it (200). PUT or POST; the identifiers in the path are not part of the signature.',

@@ -14,13 +14,13 @@ import { MAX_TIMESTAMP, MERCHANDISE_LIMITS } from './merchandise.input.js';
 const nullable = (schema: TSchema, description: string) => Type.Union([schema, Type.Null()], { description });
 
 export const SignatureField = Type.String({
-  description: 'Lowercase hex SHA-256 of every other parameter value (strings as received, nested values flattened) sorted, concatenated, followed by the client secret (spec 5.5, INTEROP §3).',
+  description: 'Lowercase hex SHA-256 of every other parameter value (strings as received, nested values flattened) sorted (plain code-unit order or PHP `sort()` order: either is accepted), concatenated without a separator, followed by the client secret.',
 });
 
 const titleText = Type.String({ maxLength: MERCHANDISE_LIMITS.title });
 const Title = Type.Object(Object.fromEntries(LOCALES.map((locale) => [locale, locale === 'en_US' ? titleText : Type.Optional(titleText)])), {
   additionalProperties: false,
-  description: `Titles keyed by locale (spec §2 locales), \`en_US\` required, each at most ${MERCHANDISE_LIMITS.title} characters. Forms and multipart send them as \`title[en_US]=…\`.`,
+  description: `Titles keyed by locale (the properties listed), \`en_US\` required, each at most ${MERCHANDISE_LIMITS.title} characters. Forms and multipart send them as \`title[en_US]=…\`.`,
 });
 
 const merchandiseFields = {

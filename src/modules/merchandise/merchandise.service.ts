@@ -95,7 +95,7 @@ export async function updateMerchandise(db: Kysely<DB>, clientId: number, id: nu
 }
 
 /**
- * 4.6: updates the merchant's merchandise with this identifier, or creates it (INTEROP §3: `created`
+ * 4.6: updates the merchant's merchandise with this identifier, or creates it (compatibility.md §3: `created`
  * tells the route to answer 201 rather than 200). A concurrent create of the same identifier meets
  * the unique constraint and is retried as an update.
  */

@@ -40,7 +40,7 @@ function topLevel(params: unknown, key: string): unknown {
 
 /**
  * Route-level preValidation hook: records every received parameter except `signature` — query and
- * body, never the path (INTEROP §3: 4.6's path identifiers are not signed) — exactly as parsed,
+ * body, never the path (compatibility.md §3: 4.6's path identifiers are not signed) — exactly as parsed,
  * before schema validation could coerce or strip anything.
  */
 export async function captureSignedParams(request: FastifyRequest): Promise<void> {
@@ -106,7 +106,7 @@ async function currentApp(db: Kysely<DB>, waitLimitMs: number, clientId: number)
 
 /**
  * preHandler after `requireToken(undefined, { userRequired: false })`: the token's client must have
- * Merchandise API access, and the request must carry its signature (INTEROP §1: missing → 400
+ * Merchandise API access, and the request must carry its signature (compatibility.md §1: missing → 400
  * validation error; wrong → 403 "Invalid signature.").
  */
 export async function verifySignedRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Generated, Selectable } from 'kysely';
 
-/** A merchant of the Merchandise API; belongs to exactly one application (INTEROP §3). */
+/** A merchant of the Merchandise API; belongs to exactly one application (compatibility.md §3). */
 export interface MerchantsTable {
   id: Generated<number>;
   /** The owning OAuth client (apps.id). */

@@ -6,10 +6,10 @@ import { MAX_MINOR } from '../../domain/money.js';
 /**
  * Validation of Merchandise API parameters from the route's TypeBox schemas — the same schemas
  * the OpenAPI document shows, so the two cannot disagree. It runs after the signature check, on a
- * copy: the signature covers the values exactly as received (INTEROP §3), and those are never
+ * copy: the signature covers the values exactly as received (compatibility.md §3), and those are never
  * touched.
  *
- * Every problem is reported at once, in Laravel's words and shape (INTEROP §1:
+ * Every problem is reported at once, in Laravel's words and shape (compatibility.md §1:
  * `{message, errors: {field: [...]}}`, nested fields dotted: `title.en_US`).
  *
  * Wire rules, the same for form, multipart and JSON bodies and the query string:

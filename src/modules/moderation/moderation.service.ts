@@ -270,7 +270,7 @@ export function donationAlertDecision(settings: ModerationSettings | null, row: 
   };
 }
 
-/** The `donation.created` payload: the donation resource with the text the stream may show, and `reason` (INTEROP §5). */
+/** The `donation.created` payload: the donation resource with the text the stream may show, and `reason` (compatibility.md §5). */
 export function donationAlertPayload(row: DonationRow, recipientName: string, shown: { username: string; message: string }) {
   return { ...toDonationResource({ ...row, username: shown.username, message: shown.message }, recipientName), reason: 'default' as const };
 }

@@ -37,7 +37,7 @@ export interface OutboxRelayOptions {
 }
 
 /**
- * Publishes outbox events after commit, in id order, at least once (DESIGN "Every change is durable
+ * Publishes outbox events after commit, in id order, at least once (architecture.md convention 1 "Every change is durable
  * before we answer") through an `EventPublisher` (the real-time node, wired in the composition root).
  * Whoever wrote the row, a running server publishes it: commits in this process wake the relay at
  * once; rows from other processes are found by the idle poll. The relay's own writes never signal a

@@ -41,7 +41,7 @@ const INSERT_EVENT = {
 
 /**
  * Records a domain event. Call it with the transaction that makes the change, so the event exists
- * if and only if the change committed (DESIGN: transactional outbox); the commit hands the row to
+ * if and only if the change committed (architecture.md convention 1: transactional outbox); the commit hands the row to
  * the relay.
  */
 export async function enqueueEvent(tx: Kysely<DB>, event: NewEvent): Promise<void> {

@@ -2,7 +2,7 @@ import type { Generated } from 'kysely';
 
 /**
  * Domain events, written in the same transaction as the change they report and published after
- * commit (DESIGN: at-least-once; the broker assigns per-channel offsets). One row per event, however
+ * commit (architecture.md convention 1: at-least-once; the broker assigns per-channel offsets). One row per event, however
  * many channels it goes to.
  */
 export interface OutboxTable {

@@ -19,7 +19,7 @@ export interface PollDetails extends PollResource {
   ended_at: string | null;
 }
 
-/** `reason` values on `$polls:` (INTEROP §5). */
+/** `reason` values on `$polls:` (compatibility.md §5). */
 export type PollEventReason = 'created' | 'updated' | 'finished';
 export type PollEvent = PollResource & { reason: PollEventReason };
 

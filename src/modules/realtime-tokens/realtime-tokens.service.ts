@@ -10,7 +10,7 @@ import { currentWidgetKey, widgetKeyOf } from '../widgets/widget-tokens.service.
 import { channelAccess } from './channel-access.js';
 
 /**
- * The real-time tokens (JWT, INTEROP §5) of the three kinds of holders, issued and checked in one
+ * The real-time tokens (JWT, compatibility.md §5) of the three kinds of holders, issued and checked in one
  * place:
  * - an application, through an OAuth grant: `sub` is the user id, and the private claims
  *   `grant_id` and `app_id` (RFC 7519 §4.3) name the grant and its application;
@@ -112,7 +112,7 @@ export class RealtimeTokens {
   /**
    * Channel tokens for an application (spec 4.9 / 5.6): each channel must be the user's own and its
    * scope granted, else 403 naming it. Each token carries `client` (checked by the legacy protocol)
-   * and `sub` (checked by the modern one), per INTEROP §5.
+   * and `sub` (checked by the modern one), per compatibility.md §5.
    */
   async channelsForGrant(holder: GrantHolder, channels: readonly string[], client: string, ttlSeconds: number): Promise<{ channel: string; token: string }[]> {
     const userId = this.#grantUser(holder);

@@ -13,7 +13,7 @@ export interface SaleContext {
   merchant: { id: number; appId: number };
   merchandise: Pick<MerchandiseRow, 'id' | 'is_active' | 'end_at' | 'is_percentage' | 'price_user' | 'price_service' | 'currency'> | null;
   user: { id: number; currency: string; is_active: number } | null;
-  /** An earlier sale of this merchant with the same external_id (INTEROP §3 idempotency). */
+  /** An earlier sale of this merchant with the same external_id (compatibility.md §3 idempotency). */
   earlier: SaleRow | null;
 }
 

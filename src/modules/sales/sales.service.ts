@@ -20,11 +20,11 @@ import { durableWrite } from './write-batcher.js';
 
 export interface RecordedSale {
   resource: SaleAlertResource;
-  /** False for an identical retry of an earlier sale (INTEROP §3: 200, nothing credited again). */
+  /** False for an identical retry of an earlier sale (compatibility.md §3: 200, nothing credited again). */
   created: boolean;
 }
 
-/** The widget's `reason` for a sale alert (INTEROP §5 asks for the values we add to be documented). */
+/** The widget's `reason` for a sale alert (compatibility.md §5 asks for the values we add to be documented). */
 export const SALE_REASON = 'merchandise-sale';
 
 function sameSale(row: SaleRow, input: SaleInput, merchandiseId: number | undefined): boolean {
@@ -206,7 +206,7 @@ const saleBatches = new WeakMap<Kysely<DB>, GroupCommit<SaleJob, RecordedSale>>(
 
 /**
  * 4.8, durable before it resolves, group-committed with the sales that arrive together on both
- * dialects. INTEROP §3 idempotency: a repeated external_id of the same merchant replays the original
+ * dialects. compatibility.md §3 idempotency: a repeated external_id of the same merchant replays the original
  * sale (identical content) or is a 400 (different content). Two concurrent first attempts meet the
  * unique (merchant_id, external_id) index: the loser looks again and takes the replay path — never a
  * 500. `authVersion` (PostgreSQL): the `merchant_auth` version the caller's credentials were verified

@@ -7,7 +7,7 @@ export interface MerchandiseSalesTable {
   merchandise_id: number;
   /** The streamer credited. */
   user_id: number;
-  /** Unique per merchant (INTEROP §3 idempotency); at most 32 characters. */
+  /** Unique per merchant (compatibility.md §3 idempotency); at most 32 characters. */
   external_id: string;
   /** Grand total, minor units of `currency`. */
   amount: number;

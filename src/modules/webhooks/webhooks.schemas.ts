@@ -8,7 +8,7 @@ export const EXTENSION = { 'x-openalerts-extension': true } as const;
 
 export const WebhookEventName = stringEnum(WEBHOOK_EVENTS, { description: 'An event type.' });
 
-/** POST /webhooks body; validated by the service (messages in the INTEROP §1 shape). */
+/** POST /webhooks body; validated by the service (messages in the compatibility.md §1 shape). */
 export const CreateWebhookBody = Type.Object({
   url: Type.String({ description: 'The endpoint: an absolute `https://` URL on a public address, at most 2048 characters. It must pass the challenge (see the tag).' }),
   events: Type.Array(WebhookEventName, { minItems: 1, description: 'The events to deliver (form bodies: `events[]=…` or repeated `events=…`).' }),

@@ -232,7 +232,7 @@ export function toDeliveryResource(d: DeliveryRow, attempts: AttemptRow[]): Deli
 
 const DELIVERY_STATUSES: readonly DeliveryRow['status'][] = ['pending', 'delivered', 'failed', 'cancelled'];
 
-/** `?page=&status=` of the delivery log as received (the route leaves validation to us: 400 in the INTEROP shape). */
+/** `?page=&status=` of the delivery log as received (the route leaves validation to us: 400 in the compatibility.md §1 shape). */
 export function deliveryQuery(raw: unknown): { page: number; status: DeliveryRow['status'] | null } {
   const query = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
   const errors: FieldMessages = {};

@@ -74,7 +74,7 @@ async function approve(request: FastifyRequest, reply: FastifyReply, ctx: Author
     });
     return reply.redirect(clientRedirect(redirectUri, { code, state: ctx.state }, false), status);
   }
-  // RFC 6749 §4.2.2: no refresh token for the implicit grant (INTEROP §4).
+  // RFC 6749 §4.2.2: no refresh token for the implicit grant (compatibility.md §4).
   const issued = await db.transaction().execute(async (tx) => {
     const grantId = await tokens.createGrant(tx, { clientId: client.id, userId: user.id, scopes: ctx.scopes, kind: 'implicit' });
     return tokens.issue(tx, { grantId, clientId: client.id, userId: user.id, scopes: ctx.scopes }, false);

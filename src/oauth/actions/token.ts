@@ -10,7 +10,7 @@ import { GRANTS } from '../grants/index.js';
 /** Order matters: unknown grant types are reported before client authentication (as league/Passport). */
 export const TOKEN_CHECKS: readonly Check<TokenContext>[] = [paramsAreAnObject, grantTypeSupported, clientAuthenticated, grantAllowedForClient];
 
-/** INTEROP §4 success shape, keys in this order; `refresh_token` only when one was issued. */
+/** compatibility.md §4 success shape, keys in this order; `refresh_token` only when one was issued. */
 export interface TokenResponse {
   token_type: 'Bearer';
   expires_in: number;

@@ -1,5 +1,5 @@
 /**
- * DESIGN convention 6: an endpoint is an ordered list of small named checks. A check throws an
+ * architecture.md convention 5: an endpoint is an ordered list of small named checks. A check throws an
  * OAuthError (or AuthorizePageError) to stop the request; it may fill the context for later checks.
  * The order is the contract: e.g. client and redirect_uri come before anything that may redirect.
  */

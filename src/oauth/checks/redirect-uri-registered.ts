@@ -6,7 +6,7 @@ import type { Check } from './check.js';
 
 /**
  * RFC 9700 §4.1.3 / §2.1: exact string match against a registered URI. Missing with exactly one
- * registered → that one (RFC 6749 §3.1.2.3, INTEROP §4). Anything else is a page, never a redirect.
+ * registered → that one (RFC 6749 §3.1.2.3, compatibility.md §4). Anything else is a page, never a redirect.
  */
 export const redirectUriRegistered: Check<AuthorizeContext> = {
   name: 'redirect-uri-registered',

@@ -6,7 +6,7 @@ import type { Check } from './check.js';
 
 /**
  * The refresh token exists, belongs to this client, and is live. Presenting one that was already
- * rotated is reuse: the whole grant is revoked (RFC 9700 §4.14.2, DESIGN convention 6).
+ * rotated is reuse: the whole grant is revoked (RFC 9700 §4.14.2, architecture.md convention 5).
  */
 export const refreshTokenUsable: Check<TokenContext> = {
   name: 'refresh-token-usable',

@@ -5,7 +5,7 @@ import { isScope, parseScopeParam } from '../scopes.js';
 import type { Check } from './check.js';
 
 /**
- * The `scope` parameter in any INTEROP §4 encoding (space, `+`, `%20`, repeated keys, brackets);
+ * The `scope` parameter in any compatibility.md §4 encoding (space, `+`, `%20`, repeated keys, brackets);
  * undefined when absent. Only strings may appear, and not too many of them.
  */
 export function readScopes(params: Params): string[] | undefined {

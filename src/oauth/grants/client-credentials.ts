@@ -3,7 +3,7 @@ import { required } from '../context.js';
 import type { Grant } from './grant.js';
 
 /**
- * RFC 6749 §4.4: server-to-server (merchant applications, INTEROP §3). The token has no user and
+ * RFC 6749 §4.4: server-to-server (merchant applications, compatibility.md §3). The token has no user and
  * no refresh token (§4.4.3); the scope may be empty.
  */
 export const clientCredentialsGrant: Grant = {

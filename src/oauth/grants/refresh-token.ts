@@ -9,7 +9,7 @@ import type { Grant } from './grant.js';
 
 /**
  * RFC 6749 §6 with rotation (RFC 9700 §4.14.2): each use marks the token used and issues a new
- * pair under the same grant. Absent `scope` keeps the originally granted scopes (INTEROP §4).
+ * pair under the same grant. Absent `scope` keeps the originally granted scopes (compatibility.md §4).
  * Earlier access tokens stay valid until they expire: clients running several workers refresh
  * from one while others still use the old token, and a 401 there would push them into reuse.
  */

@@ -5,7 +5,7 @@ import { DisconnectBadRequest } from '../disconnect.js';
 /**
  * Protocol-neutral commands. Each codec decodes its wire frames into these, and the client's
  * handler map dispatches on `method`. `id` is echoed back as received; a command without an id
- * gets no reply (INTEROP.md §5; centrifuge `client.go` for SEND).
+ * gets no reply (compatibility.md §5; centrifuge `client.go` for SEND).
  */
 export type Command =
   | { method: 'connect'; id: unknown; token?: string }
@@ -52,7 +52,7 @@ export interface HistoryReply {
   epoch: string;
 }
 
-/** Encoders return complete frames (one reply or push per WebSocket frame, INTEROP.md §5). */
+/** Encoders return complete frames (one reply or push per WebSocket frame, compatibility.md §5). */
 export interface Codec {
   readonly name: 'legacy' | 'v2';
   /** Throws `DisconnectBadRequest` for a frame that isn't JSON commands. */
@@ -100,7 +100,7 @@ export const METHODS: readonly Method[] = [
 ];
 
 /**
- * Both protocols send one JSON command per line, several lines per frame (INTEROP.md §5); blank lines
+ * Both protocols send one JSON command per line, several lines per frame (compatibility.md §5); blank lines
  * are skipped and a line that isn't JSON disconnects with "bad request".
  */
 export function decodeLines(frame: string, toCommand: (raw: unknown) => Command): Command[] {

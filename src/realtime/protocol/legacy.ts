@@ -7,7 +7,7 @@ import {
 } from './codec.js';
 
 /**
- * Legacy JSON protocol of Centrifugo v2 / centrifuge-js 2.8.x (INTEROP.md §5 "Legacy protocol facts").
+ * Legacy JSON protocol of Centrifugo v2 / centrifuge-js 2.8.x (compatibility.md §5 "Legacy protocol facts").
  * Commands `{id, method, params}`, keys matched case-insensitively (a C# client sends
  * `Id`/`Method`/`Params`), `method` a number or a name, several commands per frame split by `\n`.
  */
@@ -29,7 +29,7 @@ function method(v: unknown): Method {
   return 'unknown';
 }
 
-/** Copies an object with lower-cased keys (INTEROP.md §5: keys match case-insensitively). */
+/** Copies an object with lower-cased keys (compatibility.md §5: keys match case-insensitively). */
 function lowerKeys(o: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(o)) out[k.toLowerCase()] = o[k];
@@ -43,7 +43,7 @@ function toCommand(raw: unknown): Command {
   if (isObject(p.since)) p.since = lowerKeys(p.since);
   return commandFromParams(method(c.method), c.id, p, (p) => ({
     // centrifuge-js 2.x sends seq/gen when the server gave it seq, else offset;
-    // position = gen·2³² + seq (INTEROP.md §5 "Recovery").
+    // position = gen·2³² + seq (compatibility.md §5 "Recovery").
     offset: p.seq !== undefined || p.gen !== undefined ? uint(p.gen) * TWO_32 + uint(p.seq) : uint(p.offset),
     joinLeave: true,
     flag: 0,
@@ -85,7 +85,7 @@ export const legacyCodec: Codec = {
 
   subscribeReply(id, r) {
     if (!r.recoverable) return reply(id, '{}');
-    // INTEROP.md §5: every reply on a recoverable channel carries recoverable, epoch, offset, seq.
+    // compatibility.md §5: every reply on a recoverable channel carries recoverable, epoch, offset, seq.
     const result: Record<string, unknown> = { recoverable: true, epoch: r.epoch, ...position(r.offset) };
     if (r.recovered !== undefined) result.recovered = r.recovered;
     let encoded = JSON.stringify(result);
@@ -98,7 +98,7 @@ export const legacyCodec: Codec = {
   },
 
   emptyReply(id, m) {
-    // INTEROP.md §5: ping `{method:7, id:N}` → `{id:N}`.
+    // compatibility.md §5: ping `{method:7, id:N}` → `{id:N}`.
     return m === 'ping' ? `{"id":${JSON.stringify(id)}}` : reply(id, '{}');
   },
 

@@ -5,7 +5,7 @@ import { html } from '../../html.js';
 
 /**
  * Live dashboard pages connect to our own WebSocket endpoint with centrifuge-js 5 (modern
- * protocol, INTEROP §5: channel tokens are bound to the user through `sub`, not to a client id).
+ * protocol, compatibility.md §5: channel tokens are bound to the user through `sub`, not to a client id).
  * Tokens embedded in a page live briefly; the page renews them through POST /dashboard/realtime-token,
  * which needs the session — so a logged-out streamer stops receiving within the TTL. A deactivated
  * one is disconnected at once (realtime-tokens: the tokens are checked against the account).
