@@ -1,8 +1,11 @@
 /**
- * Test-file cost, before and after a change: runs each given test file alone (as `npm test` runs
- * each file: its own `node --import tsx --test` process) under a baseline checkout and under this
- * one, alternating per round, and reports wall time and CPU time (user + system of the file's
- * process and every process it waited for: servers, CLI commands, Chromium) with the load average.
+ * Test-file cost, before and after a change: runs each given test file alone, as that checkout's
+ * `npm test` runs it (`node scripts/test.js <file>`: compiled test/ and src/ under `node --test`;
+ * a checkout older than scripts/test.js: `node --import tsx --test <file>`), under a baseline
+ * checkout and under this one, alternating per round, and reports wall time and CPU time (user +
+ * system of the file's process and every process it waited for: servers, CLI commands, Chromium)
+ * with the load average. Through scripts/test.js a run also counts that script's own work (hashing
+ * test/ and src/, about 0.1 s; compiling them when they changed, the first run only).
  * CPU is the figure to compare on a shared machine: wall time follows the load.
  *
  *   node --import tsx bench/test-files.ts --before /tmp/oa-before [--rounds 2] test/ops/backup.test.ts …
@@ -41,7 +44,8 @@ function runFile(root: string, file: string): Promise<Run> {
   const load = os.loadavg()[0]!;
   const start = performance.now();
   return new Promise((resolve, reject) => {
-    const script = `CI=true node --import tsx --test --test-reporter=dot "$1" >/dev/null 2>&1; rc=$?; times; exit $rc`;
+    const command = fs.existsSync(path.join(root, 'scripts', 'test.js')) ? 'node scripts/test.js' : 'node --import tsx --test';
+    const script = `CI=true ${command} --test-reporter=dot "$1" >/dev/null 2>&1; rc=$?; times; exit $rc`;
     const child = spawn('bash', ['-c', script, 'bench', file], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
