@@ -12,8 +12,10 @@
 // hash of its inputs, so a change to any file compiles afresh and a run never uses stale code.
 // Each `import.meta.url` is rewritten to the URL of the .ts file it was compiled from: a module
 // finds what lies beside it (fixtures, static assets, ROOT in test/process.ts) where it does under
-// tsx, and what a test starts in another process or thread from a .ts path (test/other-process.ts,
-// runJsonScript, src/worker-entry.ts) still runs the source through tsx, as before.
+// tsx. The test processes get the tree's path in OPENALERTS_TEST_COMPILED: the helper processes
+// they start (test/other-process.ts, runJsonScript in test/process.ts) run the compiled scripts,
+// not the .ts through tsx (about 1 s of CPU each); worker threads (src/worker-entry.ts) still load
+// the .ts through tsx, as the rewritten import.meta.url says.
 //
 // The tests stay runnable through tsx as well (`node --import tsx --test <file>`), as the two
 // ways load the same code.
@@ -123,7 +125,8 @@ const dir = await compiled();
 const child = spawn(
   process.execPath,
   ['--enable-source-maps', '--test', '--test-concurrency=1', ...options, ...tests.map((f) => path.join(dir, f.replace(/\.ts$/, '.js')))],
-  { cwd: root, stdio: 'inherit' },
+  // Test processes start their helper scripts (test/other-process.ts, runJsonScript) from it too.
+  { cwd: root, stdio: 'inherit', env: { ...process.env, OPENALERTS_TEST_COMPILED: dir } },
 );
 // Passed on, and this process ends as the run did (a signal is raised again once not handled).
 const forward = (signal) => child.kill(signal);

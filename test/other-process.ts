@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
+import { scriptArgs } from './process.js';
 
 /**
  * Another process on the same database: a genuinely separate connection on both dialects. On SQLite
@@ -19,12 +19,11 @@ export interface OtherProcess {
 
 type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; name: string; message: string };
 
-const WORKER = fileURLToPath(new URL('./other-process.worker.ts', import.meta.url));
-
 export async function otherProcess(env: { DATABASE_URL?: string }): Promise<OtherProcess> {
   if (!env.DATABASE_URL) throw new Error('otherProcess needs the test database environment (DATABASE_URL)');
-  const child: ChildProcess = fork(WORKER, [], {
-    execArgv: ['--import', 'tsx'],
+  const args = scriptArgs('test/other-process.worker.ts');
+  const child: ChildProcess = fork(args.at(-1)!, [], {
+    execArgv: args.slice(0, -1),
     env: { ...process.env, DATABASE_URL: env.DATABASE_URL },
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -144,13 +144,24 @@ export function run(command: string, args: string[], options: { cwd: string; env
 }
 
 /**
+ * How to run `script` (a .ts path under ROOT) in a child process: its compiled counterpart when
+ * this process runs compiled by scripts/test.js (`npm test`, which sets OPENALERTS_TEST_COMPILED to
+ * the compiled tree), else the source through tsx.
+ */
+export function scriptArgs(script: string): string[] {
+  const compiled = process.env.OPENALERTS_TEST_COMPILED;
+  if (compiled) return ['--enable-source-maps', path.join(compiled, path.relative(ROOT, path.resolve(ROOT, script)).replace(/\.ts$/, '.js'))];
+  return ['--import', 'tsx', path.resolve(ROOT, script)];
+}
+
+/**
  * Runs a test script (a server built in a child process that reports on stdout) with only PATH,
  * a loopback listen address and `env` — nothing of this process's environment (DATABASE_URL,
  * REDIS_URL) — and returns its JSON report; a non-zero exit rejects with its stderr.
  */
 export async function runJsonScript<T>(script: string, env: Record<string, string>): Promise<T> {
   const { code, stdout, stderr } = await new Promise<CliResult>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+    const child = spawn(process.execPath, scriptArgs(script), {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 // Run in a child process by page-routes.test.ts: builds the app as `serve` would, answers a GET of
 // ASK_URL if given, then prints which page modules (src/web/pages/**/*.pages.ts) were imported,
-// as a module resolve hook saw them.
+// as a module resolve hook saw them (.js when run compiled by scripts/test.js).
 import { register } from 'node:module';
 import path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
@@ -13,7 +13,7 @@ const hook = `let port;
 export function initialize(data) { port = data.port; }
 export async function resolve(specifier, context, next) {
   const result = await next(specifier, context);
-  if (/\\/src\\/web\\/pages\\/.*\\.pages\\.ts$/.test(result.url)) port.postMessage(result.url);
+  if (/\\/src\\/web\\/pages\\/.*\\.pages\\.[jt]s$/.test(result.url)) port.postMessage(result.url);
   return result;
 }`;
 register(`data:text/javascript,${encodeURIComponent(hook)}`, { data: { port: port2 }, transferList: [port2] });
@@ -26,6 +26,6 @@ await app.ready();
 if (process.env.ASK_URL) await app.inject({ url: process.env.ASK_URL });
 // Messages from the hooks' thread arrive on this thread's event loop: let them in.
 await new Promise((resolve) => setTimeout(resolve, 100));
-const names = [...seen].map((url) => path.basename(new URL(url).pathname, '.ts')).sort();
+const names = [...seen].map((url) => path.basename(new URL(url).pathname).replace(/\.[jt]s$/, '')).sort();
 process.stdout.write(JSON.stringify(names) + '\n');
 await app.close();
