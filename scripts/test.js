@@ -22,6 +22,7 @@
 //
 //   npm test                          every test file
 //   npm test -- test/a.test.ts …      these files; arguments starting with `--` go to `node --test`
+//                                     (with their value after `=`: `--test-name-pattern=reconnect`)
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -109,10 +110,11 @@ async function compiled() {
     fs.rmSync(staging, { recursive: true, force: true });
     throw err;
   }
-  // Trees of other inputs not used for a day (a run marks its tree): no run can still be using them.
+  // Trees of other inputs (about 7 MB each, one per edit between runs) not used for three hours (a
+  // run marks its tree as it starts; a whole suite takes well under an hour): no run still uses them.
   for (const name of fs.readdirSync(cache)) {
     const other = path.join(cache, name);
-    if (name.startsWith('js-') && other !== dir && Date.now() - fs.statSync(other).mtimeMs > 86_400_000) fs.rmSync(other, { recursive: true, force: true });
+    if (name.startsWith('js-') && other !== dir && Date.now() - fs.statSync(other).mtimeMs > 3 * 3_600_000) fs.rmSync(other, { recursive: true, force: true });
   }
   return dir;
 }
@@ -122,6 +124,8 @@ const options = args.filter((a) => a.startsWith('--'));
 const named = args.filter((a) => !a.startsWith('--'));
 const tests = named.length > 0 ? named.map((f) => path.relative(root, path.resolve(f))) : inputFiles().filter((f) => f.startsWith(`test${path.sep}`) && f.endsWith('.test.ts'));
 const dir = await compiled();
+// esbuild's service process would otherwise idle beside the whole run.
+await esbuild.stop();
 const child = spawn(
   process.execPath,
   ['--enable-source-maps', '--test', '--test-concurrency=1', ...options, ...tests.map((f) => path.join(dir, f.replace(/\.ts$/, '.js')))],
