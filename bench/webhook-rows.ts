@@ -13,8 +13,9 @@
  * same work, each statement in its own transaction to learn its id).
  *
  * Layouts (bench/README.md, "one body per event"):
- * - `copy`: a body in every delivery row (migrations 0019 and 0023, before 0024);
- * - `shared`: each event's body once in webhook_messages, deliveries refer to it (0024);
+ * - `copy`: a body in every delivery row (the schema of migrations 0019 and 0023, as served);
+ * - `shared`: each event's body once in webhook_messages, deliveries refer to it (a migration 0024
+ *   that did this was landed and reverted: dropping the body column broke rolling upgrades);
  * - `shared-no-message-index`: as `shared` without the index that finds a message's deliveries
  *   (which the pruning of bodies needs): what that index costs;
  * - `pending-table`: as `shared`, with the queue in a table of its own (deleted on delivery) and

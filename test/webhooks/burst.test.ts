@@ -13,8 +13,7 @@ const DIALECTS = await dialects();
 /**
  * Figures for a 1,000-event burst with two nodes sharing one database: every event reaches each of
  * two subscriptions exactly once (the receivers never fail, so nothing is retried) and in order,
- * whichever node delivered it — the lease keeps one node on a subscription at a time. Each event's
- * body is stored once for both subscriptions.
+ * whichever node delivered it — the lease keeps one node on a subscription at a time.
  */
 /** Events written per transaction: the burst is in the database at once, in order, without 1,000 commits' wait. */
 const WRITE_CHUNK = 100;
@@ -54,11 +53,6 @@ describe(`a ${BURST}-event burst, two nodes`, { concurrency: true }, () => {
         assert.deepEqual(got, ids, 'in order');
         assert.equal(new Set(r.ids()).size, BURST);
       }
-      // One body per event for both subscriptions: the same bytes to each, stored once (webhook_messages).
-      const bodies = new Map(receivers[0]!.received.map((x) => [x.headers['webhook-id'], x.body]));
-      for (const x of receivers[1]!.received) assert.equal(x.body, bodies.get(x.headers['webhook-id']));
-      const stored = await db.selectFrom('webhook_messages').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-      assert.equal(Number(stored.n), BURST, 'each body stored once');
     });
   }
 });

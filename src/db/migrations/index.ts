@@ -16,7 +16,6 @@ import * as moderation from './0018_moderation.js';
 import * as webhooks from './0019_webhooks.js';
 import * as onboarding from './0020_onboarding.js';
 import * as webhookLogPruning from './0023_webhook_log_pruning.js';
-import * as webhookMessages from './0024_webhook_messages.js';
 
 /**
  * Every migration, in order. One set for SQLite and PostgreSQL; names sort lexically, so keep the
@@ -40,5 +39,4 @@ export const migrations: Record<string, Migration> = {
   '0019_webhooks': webhooks,
   '0020_onboarding': onboarding,
   '0023_webhook_log_pruning': webhookLogPruning,
-  '0024_webhook_messages': webhookMessages,
 };

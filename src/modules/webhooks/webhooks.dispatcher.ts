@@ -11,7 +11,7 @@ import { GroupCommit, type ItemOutcome } from '../../db/group-commit.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ownedItem, webhookData, type OwnedItem } from './webhook-events.js';
 import * as repo from './webhooks.repository.js';
-import type { WebhookDeliveriesTable, WebhookMessagesTable } from './webhooks.table.js';
+import type { WebhookDeliveriesTable } from './webhooks.table.js';
 
 type Logger = { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void; info(obj: object, msg?: string): void };
 
@@ -48,10 +48,10 @@ const LINGER_MS = 2_000;
 /**
  * Delivers webhooks from the outbox, never from a request (issue 11):
  *
- * 1. Fan-out. Outbox rows not yet read (`outbox.webhooks_at` null) become one message (the signed
- *    body, once) and one delivery row per active subscription that wants them, in the transaction
- *    that marks them read (read and built before it, checked in it); one node at a time (SQLite:
- *    the write lock of BEGIN IMMEDIATE; PostgreSQL: an advisory lock).
+ * 1. Fan-out. Outbox rows not yet read (`outbox.webhooks_at` null) become one delivery row per
+ *    active subscription that wants them, in the transaction that marks them read (read and built
+ *    before it, checked in it); one node at a time (SQLite: the write lock of BEGIN IMMEDIATE;
+ *    PostgreSQL: an advisory lock).
  * 2. Delivery. A node leases a subscription whose queue head is due (a row lease in the database:
  *    one node delivers a subscription at a time, on either dialect) and sends its queue in id order,
  *    one request at a time: a delivery that fails holds the ones behind it, so receivers see each
@@ -219,29 +219,24 @@ export class WebhookDispatcher {
     const groups: FanOutGroup[] = [];
     let eventIds: number[] = [];
     let rows: Insertable<WebhookDeliveriesTable>[] = [];
-    let messages: Insertable<WebhookMessagesTable>[] = [];
     const close = () => {
-      groups.push({ eventIds, inserts: rows.length > 0 ? repo.deliveryInserts(db, rows, messages) : [], subscriptionIds: new Set(rows.map((r) => r.subscription_id)) });
+      groups.push({ eventIds, inserts: rows.length > 0 ? repo.deliveryInserts(db, rows) : [], subscriptionIds: new Set(rows.map((r) => r.subscription_id)) });
       eventIds = [];
       rows = [];
-      messages = [];
     };
     plan.events.forEach((event, i) => {
       const item = plan.owned[i] ?? null;
       const eventRows: Insertable<WebhookDeliveriesTable>[] = [];
-      const messageId = `msg_${event.id}`;
       for (const sub of wanted) {
         // Never an event from before the subscription (read late: the dispatcher thread starts with
         // the first subscription, and the outbox keeps what came before it for a while).
         if (sub.user_id !== event.user_id || !sub.events.has(event.type) || Number(event.created_at) < sub.created_at) continue;
         if (item && plan.owners.get(`${item.kind}:${item.id}`) !== sub.app_id) continue;
-        eventRows.push({ subscription_id: sub.id, message_id: messageId, event_type: event.type, status: 'pending', next_attempt_at: now, window_start: now, created_at: now });
+        eventRows.push({ subscription_id: sub.id, message_id: `msg_${event.id}`, event_type: event.type, body: plan.bodies[i]!, status: 'pending', next_attempt_at: now, window_start: now, created_at: now });
       }
       if (eventIds.length > 0 && rows.length + eventRows.length > groupRows) close();
       eventIds.push(event.id);
       rows.push(...eventRows);
-      // The body once, however many subscriptions get it (webhook_messages).
-      if (eventRows.length > 0) messages.push({ message_id: messageId, body: plan.bodies[i]!, created_at: now });
     });
     if (eventIds.length > 0) close();
     return groups;

@@ -12,10 +12,9 @@ export const PRUNE_BATCH = 500;
  * Deletes the delivery log older than the retention (WEBHOOKS_LOG_RETENTION): finished deliveries
  * (delivered, failed, cancelled) with their attempts, oldest first, `batch` rows per short
  * transaction with a turn of the event loop between them, so no lock is held for long and the
- * requests' writes interleave. Then the messages (bodies) older than the retention that no delivery
- * refers to any more, and removed subscriptions with nothing left in their log. Pending deliveries
- * stay whatever their age (a disabled subscription's queue waits for its re-enabling), and so do
- * their messages. Answers how many deliveries went.
+ * requests' writes interleave. Then removed subscriptions with nothing left in their log. Pending
+ * deliveries stay whatever their age (a disabled subscription's queue waits for its re-enabling).
+ * Answers how many deliveries went.
  */
 export async function pruneWebhookLog(db: Kysely<DB>, retentionMs: number, now = Date.now(), batch = PRUNE_BATCH): Promise<number> {
   const before = now - retentionMs;
@@ -27,7 +26,6 @@ export async function pruneWebhookLog(db: Kysely<DB>, retentionMs: number, now =
     if (ids.length < batch) break;
     await yieldToLoop();
   }
-  while ((await db.transaction().execute((tx) => repo.deleteUnusedMessages(tx, before, batch))) === batch) await yieldToLoop();
   await repo.deleteRemovedSubscriptions(db, before);
   return deleted;
 }

@@ -1,7 +1,6 @@
-import { sql, type CompiledQuery, type ExpressionBuilder, type Insertable, type Kysely } from 'kysely';
-import { dialectOf } from '../../db/dialect.js';
+import { sql, type CompiledQuery, type Insertable, type Kysely } from 'kysely';
 import type { DB } from '../../db/schema.js';
-import type { AttemptRow, DeliveryRow, StatusReason, SubscriptionRow, WebhookDeliveriesTable, WebhookMessagesTable } from './webhooks.table.js';
+import type { AttemptRow, DeliveryRow, StatusReason, SubscriptionRow, WebhookDeliveriesTable } from './webhooks.table.js';
 
 // ---- Subscriptions -------------------------------------------------------------------------------
 
@@ -165,9 +164,8 @@ export async function saleApps(tx: Kysely<DB>, ids: number[]): Promise<Map<numbe
   return new Map(rows.map((r) => [r.id, r.app_id]));
 }
 
-/** Messages (each body once) and the deliveries that send them, in one transaction. */
-export async function insertDeliveries(tx: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[], messages: Insertable<WebhookMessagesTable>[]): Promise<void> {
-  await run(tx, deliveryInserts(tx, rows, messages));
+export async function insertDeliveries(tx: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
+  await run(tx, deliveryInserts(tx, rows));
 }
 
 /**
@@ -179,31 +177,15 @@ export async function insertDeliveries(tx: Kysely<DB>, rows: Insertable<WebhookD
 export async function run(tx: Kysely<DB>, statements: readonly CompiledQuery[]): Promise<void> {
   for (const statement of statements) await tx.executeQuery(statement);
 }
-/** The fan-out's inserts: each event's body once (webhook_messages), then a delivery per subscription referring to it. */
-export function deliveryInserts(db: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[], messages: Insertable<WebhookMessagesTable>[]): CompiledQuery[] {
+export function deliveryInserts(db: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[]): CompiledQuery[] {
   // Chunks keep every statement under SQLite's and PostgreSQL's bound-parameter limits.
   const statements: CompiledQuery[] = [];
-  for (let i = 0; i < messages.length; i += 500) statements.push(db.insertInto('webhook_messages').values(messages.slice(i, i + 500)).compile());
   for (let i = 0; i < rows.length; i += 500) statements.push(db.insertInto('webhook_deliveries').values(rows.slice(i, i + 500)).compile());
   return statements;
 }
 
-/**
- * A logged delivery queued again at the end of its subscription's queue (manual redelivery): the
- * same message (body and `webhook-id`), a fresh retry window. One statement that reads the delivery
- * and its message as it copies them: undefined if either is gone (pruned meanwhile). PostgreSQL: the
- * message is share-locked as it is read, so the pruning (which locks it before it looks for
- * deliveries still referring to it) either sees this one or deletes the message first.
- */
-export async function insertRedelivery(tx: Kysely<DB>, subscriptionId: number, deliveryId: number, now: number): Promise<DeliveryRow | undefined> {
-  const lock = dialectOf(tx) === 'postgres' ? sql` for key share of m` : sql``;
-  const result = await sql<DeliveryRow>`
-    insert into webhook_deliveries (subscription_id, message_id, event_type, status, next_attempt_at, window_start, created_at)
-    select d.subscription_id, d.message_id, d.event_type, 'pending', ${now}, ${now}, ${now}
-    from webhook_deliveries d inner join webhook_messages m on m.message_id = d.message_id
-    where d.id = ${deliveryId} and d.subscription_id = ${subscriptionId}${lock}
-    returning *`.execute(tx);
-  return result.rows[0];
+export async function insertDelivery(tx: Kysely<DB>, row: Insertable<WebhookDeliveriesTable>): Promise<DeliveryRow> {
+  return tx.insertInto('webhook_deliveries').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
 // PostgreSQL advisory lock naming "the webhooks fan-out" (any constant; "oawh").
@@ -290,21 +272,11 @@ export async function dropLeases(db: Kysely<DB>, ids: number[]): Promise<void> {
   if (ids.length > 0) await db.updateTable('webhook_subscriptions').set({ lease_owner: null, lease_until: null }).where('id', 'in', ids).execute();
 }
 
-/** A delivery to send, with its message's body. */
-export type QueueHead = DeliveryRow & { body: string };
+export type QueueHead = DeliveryRow;
 
-/** The oldest `limit` pending deliveries of a subscription, in order, with their bodies: nothing goes out before the first. */
+/** The oldest `limit` pending deliveries of a subscription, in order: nothing goes out before the first. */
 export async function queueHeads(db: Kysely<DB>, subscriptionId: number, limit: number): Promise<QueueHead[]> {
-  return db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_messages as m', 'm.message_id', 'd.message_id')
-    .selectAll('d')
-    .select('m.body')
-    .where('d.subscription_id', '=', subscriptionId)
-    .where('d.status', '=', 'pending')
-    .orderBy('d.id')
-    .limit(limit)
-    .execute();
+  return db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId).where('status', '=', 'pending').orderBy('id').limit(limit).execute();
 }
 
 export interface AttemptRecord {
@@ -415,7 +387,7 @@ export async function findDelivery(db: Kysely<DB>, id: number): Promise<Delivery
 
 // ---- Pruning (WEBHOOKS_LOG_RETENTION) --------------------------------------------------------------
 
-/** Up to `limit` deliveries that finished before `before`, oldest first (partial index webhook_deliveries_finished: finished ones only). */
+/** Up to `limit` deliveries that finished before `before`, oldest first (index webhook_deliveries_finished). */
 export async function finishedDeliveriesBefore(db: Kysely<DB>, before: number, limit: number): Promise<number[]> {
   const rows = await db
     .selectFrom('webhook_deliveries')
@@ -433,22 +405,6 @@ export async function deleteDeliveries(tx: Kysely<DB>, ids: number[]): Promise<v
   if (ids.length === 0) return;
   await tx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute();
   await tx.deleteFrom('webhook_deliveries').where('id', 'in', ids).where('status', '!=', 'pending').execute();
-}
-
-/**
- * Deletes up to `limit` messages made before `before` that no delivery refers to any more (their
- * deliveries pruned, or gone with their subscription); answers how many it found (fewer than
- * `limit`: none is left). PostgreSQL: the candidates
- * are locked first and checked again by a second statement, whose snapshot sees a redelivery that
- * committed meanwhile (insertRedelivery share-locks the message it copies); SQLite runs one writer.
- */
-export async function deleteUnusedMessages(tx: Kysely<DB>, before: number, limit: number): Promise<number> {
-  const unused = (eb: ExpressionBuilder<DB, 'webhook_messages'>) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.message_id', '=', 'webhook_messages.message_id')));
-  let candidates = tx.selectFrom('webhook_messages').select('message_id').where('created_at', '<', before).where(unused).orderBy('created_at').limit(limit);
-  if (dialectOf(tx) === 'postgres') candidates = candidates.forUpdate();
-  const ids = (await candidates.execute()).map((r) => r.message_id);
-  if (ids.length > 0) await tx.deleteFrom('webhook_messages').where('message_id', 'in', ids).where(unused).execute();
-  return ids.length;
 }
 
 /** Removed subscriptions whose log is gone, removed before `before`: nothing refers to them any more. */

@@ -197,10 +197,10 @@ export async function redeliver(db: Kysely<DB>, subscriptionId: number, delivery
   const sub = await repo.findSubscription(db, subscriptionId);
   if (!delivery || !sub || delivery.subscription_id !== sub.id) throw new NotFoundError(msg('err.webhook.delivery_not_found'));
   if (sub.status === 'removed') throw ValidationError.field('delivery', msg('err.webhook.removed'));
-  // Copied in one statement from the row read above: undefined if the log's pruning took it meanwhile.
-  const queued = await db.transaction().execute((tx) => repo.insertRedelivery(tx, sub.id, delivery.id, Date.now()));
-  if (!queued) throw new NotFoundError(msg('err.webhook.delivery_not_found'));
-  return queued;
+  const now = Date.now();
+  return db.transaction().execute((tx) =>
+    repo.insertDelivery(tx, { subscription_id: sub.id, message_id: delivery.message_id, event_type: delivery.event_type, body: delivery.body, status: 'pending', next_attempt_at: now, window_start: now, created_at: now }),
+  );
 }
 
 // ---- The delivery log (API) ----------------------------------------------------------------------

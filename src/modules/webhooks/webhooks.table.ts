@@ -44,9 +44,11 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'cancelled';
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   subscription_id: number;
-  /** `webhook-id`: the same for every attempt and for a manual redelivery, so receivers de-duplicate. Its body: webhook_messages. */
+  /** `webhook-id`: the same for every attempt and for a manual redelivery, so receivers de-duplicate. */
   message_id: string;
   event_type: string;
+  /** The signed JSON body, sent byte for byte on every attempt. */
+  body: string;
   status: DeliveryStatus;
   attempts: Generated<number>;
   next_attempt_at: number;
@@ -56,18 +58,6 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: number;
   finished_at: number | null;
-}
-
-/**
- * The signed JSON body of a message, once for every delivery of it (each subscription that wants
- * the event, and every manual redelivery), sent byte for byte on every attempt. Kept while a
- * delivery refers to it (pruning).
- */
-export interface WebhookMessagesTable {
-  /** `webhook-id` (`msg_<outbox event id>`). */
-  message_id: string;
-  body: string;
-  created_at: number;
 }
 
 /** One HTTP attempt of a delivery (the delivery log). */
@@ -86,11 +76,9 @@ export interface WebhookAttemptsTable {
 export interface WebhookTables {
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
-  webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
 }
 
 export type SubscriptionRow = Selectable<WebhookSubscriptionsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
-export type MessageRow = Selectable<WebhookMessagesTable>;
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
