@@ -21,7 +21,7 @@
 // ways load the same code.
 //
 //   npm test                          every test file
-//   npm test -- test/a.test.ts …      these files; arguments starting with `--` go to `node --test`
+//   npm test -- test/a.test.ts …      these files; options (`--x`, `--x=v` or `--x v`) go to `node --test`
 //                                     (with their value after `=`: `--test-name-pattern=reconnect`)
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -120,8 +120,19 @@ async function compiled() {
 }
 
 const args = process.argv.slice(2);
-const options = args.filter((a) => a.startsWith('--'));
-const named = args.filter((a) => !a.startsWith('--'));
+const options = [];
+const named = [];
+for (let i = 0; i < args.length; i++) {
+  const arg = args[i];
+  if (!arg.startsWith('--')) named.push(arg);
+  else {
+    options.push(arg);
+    // `--test-name-pattern foo`: the word after an option is its value, unless it is a file (a test
+    // to run after a flag such as `--test-only`).
+    const next = args[i + 1];
+    if (!arg.includes('=') && next !== undefined && !next.startsWith('--') && !fs.existsSync(path.resolve(next))) options.push(args[++i]);
+  }
+}
 const tests = named.length > 0 ? named.map((f) => path.relative(root, path.resolve(f))) : inputFiles().filter((f) => f.startsWith(`test${path.sep}`) && f.endsWith('.test.ts'));
 const dir = await compiled();
 // esbuild's service process would otherwise idle beside the whole run.
