@@ -16,6 +16,7 @@ import * as moderation from './0018_moderation.js';
 import * as webhooks from './0019_webhooks.js';
 import * as onboarding from './0020_onboarding.js';
 import * as webhookLogPruning from './0023_webhook_log_pruning.js';
+import * as webhookDeliveredAttempt from './0025_webhook_delivered_attempt.js';
 
 /**
  * Every migration, in order. One set for SQLite and PostgreSQL; names sort lexically, so keep the
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '0019_webhooks': webhooks,
   '0020_onboarding': onboarding,
   '0023_webhook_log_pruning': webhookLogPruning,
+  '0025_webhook_delivered_attempt': webhookDeliveredAttempt,
 };

@@ -300,21 +300,20 @@ export function attemptInserts(db: Kysely<DB>, attempts: AttemptRecord[]): Compi
 }
 
 /**
- * PostgreSQL: a batch of attempts that all delivered (2xx), recorded in one statement — their log
- * rows, their deliveries marked delivered (each with its own status code), and the leases of
- * `renew` extended while `owner` still holds them; answers those it still holds. One statement is
- * one transaction by itself: on a connection that commits asynchronously (the dispatcher's) it
- * needs no BEGIN and COMMIT either, one round trip for the whole batch instead of six or more.
+ * PostgreSQL: a batch of attempts that all delivered (2xx), recorded in one statement — each
+ * delivery marked delivered with its attempt (status code, latency, response excerpt) on its own
+ * row instead of a log row in webhook_attempts (the mark rewrites that row anyway; attemptsOf reads
+ * it back as the last attempt), and the leases of `renew` extended while `owner` still holds them;
+ * answers those it still holds. One statement is one transaction by itself: on a connection that
+ * commits asynchronously (the dispatcher's) it needs no BEGIN and COMMIT either.
  */
 export function deliveredRecord(db: Kysely<DB>, attempts: AttemptRecord[], renew: number[], owner: string, leaseUntil: number, now: number): CompiledQuery<{ id: number }> {
-  const logged = attempts.map((a) => sql`(${a.deliveryId}, ${a.at}, ${a.statusCode}, ${a.error}, ${a.latencyMs}, ${a.excerpt})`);
-  const codes = attempts.map((a) => sql`(${a.deliveryId}::bigint, ${a.statusCode}::integer)`);
+  const done = attempts.map((a) => sql`(${a.deliveryId}::bigint, ${a.statusCode}::integer, ${a.latencyMs}::integer, ${a.excerpt}::text)`);
   return sql<{ id: number }>`
-    with logged as (
-      insert into webhook_attempts (delivery_id, attempted_at, status_code, error, latency_ms, response_excerpt) values ${sql.join(logged)}
-    ), marked as (
-      update webhook_deliveries d set status = 'delivered', finished_at = ${now}, attempts = d.attempts + 1, last_status_code = v.code, last_error = null
-      from (values ${sql.join(codes)}) as v (id, code) where d.id = v.id
+    with marked as (
+      update webhook_deliveries d set status = 'delivered', finished_at = ${now}, attempts = d.attempts + 1, last_status_code = v.code, last_error = null,
+        delivered_latency_ms = v.latency, delivered_excerpt = v.excerpt
+      from (values ${sql.join(done)}) as v (id, code, latency, excerpt) where d.id = v.id
     )
     update webhook_subscriptions set lease_until = ${leaseUntil}
     where id in (${sql.join([...new Set(renew)])}) and lease_owner = ${owner} and status = 'active'
@@ -376,9 +375,31 @@ export async function deliveryPage(db: Kysely<DB>, subscriptionId: number, statu
   return { rows, total };
 }
 
-export async function attemptsOf(db: Kysely<DB>, deliveryIds: number[]): Promise<AttemptRow[]> {
+/** A logged attempt: a webhook_attempts row, or the delivering attempt kept on its delivery row. */
+export type LoggedAttempt = Omit<AttemptRow, 'id'>;
+
+/**
+ * The attempts of these deliveries, each delivery's in order: its webhook_attempts rows, then the
+ * attempt that delivered it if that one is kept on the delivery row (deliveredRecord; it is always
+ * the last). Both forms are read: a node of the previous version, or a batch with a failure in it,
+ * writes attempt rows.
+ */
+export async function attemptsOf(db: Kysely<DB>, deliveryIds: number[]): Promise<LoggedAttempt[]> {
   if (deliveryIds.length === 0) return [];
-  return db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', deliveryIds).orderBy('id').execute();
+  const [rows, delivered] = await Promise.all([
+    db.selectFrom('webhook_attempts').select(['delivery_id', 'attempted_at', 'status_code', 'error', 'latency_ms', 'response_excerpt']).where('delivery_id', 'in', deliveryIds).orderBy('id').execute(),
+    db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'finished_at', 'last_status_code', 'delivered_latency_ms', 'delivered_excerpt'])
+      .where('id', 'in', deliveryIds)
+      .where('delivered_latency_ms', 'is not', null)
+      .execute(),
+  ]);
+  const attempts: LoggedAttempt[] = rows;
+  for (const d of delivered) {
+    attempts.push({ delivery_id: d.id, attempted_at: d.finished_at!, status_code: d.last_status_code, error: null, latency_ms: d.delivered_latency_ms!, response_excerpt: d.delivered_excerpt });
+  }
+  return attempts;
 }
 
 export async function findDelivery(db: Kysely<DB>, id: number): Promise<DeliveryRow | undefined> {

@@ -12,7 +12,7 @@ import { isWebhookEvent, REQUIREMENTS, WEBHOOK_EVENTS, type WebhookEvent } from 
 import { findAppById } from '../apps/apps.repository.js';
 import { grantedScopes, streamersOfOwnedApps, type OwnedAppStreamer } from '../../oauth/oauth.repository.js';
 import * as repo from './webhooks.repository.js';
-import type { AttemptRow, DeliveryRow, SubscriptionRow } from './webhooks.table.js';
+import type { DeliveryRow, SubscriptionRow } from './webhooks.table.js';
 
 /** What the service needs from the running app. */
 export interface WebhookDeps {
@@ -179,7 +179,7 @@ export async function rotateSubscriptionSecret(deps: WebhookDeps, caller: Caller
 
 export interface DeliveryView {
   delivery: DeliveryRow;
-  attempts: AttemptRow[];
+  attempts: repo.LoggedAttempt[];
 }
 
 export async function deliveryLog(db: Kysely<DB>, subscriptionId: number, limit = 20): Promise<DeliveryView[]> {
@@ -217,7 +217,7 @@ export interface DeliveryResource {
   attempts: { attempted_at: string; status_code: number | null; error: string | null; latency_ms: number; response_excerpt: string | null }[];
 }
 
-export function toDeliveryResource(d: DeliveryRow, attempts: AttemptRow[]): DeliveryResource {
+export function toDeliveryResource(d: DeliveryRow, attempts: repo.LoggedAttempt[]): DeliveryResource {
   return {
     id: d.id,
     message_id: d.message_id,

@@ -58,6 +58,13 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: number;
   finished_at: number | null;
+  /**
+   * The attempt that delivered it, when it is kept here instead of in webhook_attempts (PostgreSQL
+   * since migration 0025): its latency and response excerpt; its time is `finished_at`, its status
+   * `last_status_code`. Null otherwise (attemptsOf reads both).
+   */
+  delivered_latency_ms: number | null;
+  delivered_excerpt: string | null;
 }
 
 /** One HTTP attempt of a delivery (the delivery log). */
