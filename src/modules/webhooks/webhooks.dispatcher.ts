@@ -456,7 +456,7 @@ export class WebhookDispatcher {
     const owner = this.#opts.owner.id;
     const db = this.#database.db;
     if (this.#database.dialect === 'postgres' && items.every((i) => isDelivered(i.result.statusCode))) {
-      // The usual batch: all delivered. One statement (its attempts, marks and lease renewal).
+      // The usual batch: all delivered. One statement: the marks, each with its attempt, and the lease renewal.
       const record = repo.deliveredRecord(db, items.map(attemptRecord(now)), items.map((i) => i.subscriptionId), owner, now + this.#leaseMs, now);
       const held = await this.#write((tx) => repo.runLeaseRenewal(tx, record));
       return items.map((i) => ({ ok: true, value: held.has(i.subscriptionId) }));
