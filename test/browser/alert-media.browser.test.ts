@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { listVariations } from '../../src/modules/widgets/variations.service.js';
@@ -76,6 +76,7 @@ describe('alert media, speech and pushed settings in Chromium', { skip }, () => 
     // OBS plays sound without a click; so does this browser.
     chrome = await ChromiumPages.launch(['--autoplay-policy=no-user-gesture-required']);
   });
+  afterEach(() => chrome.closePages());
   after(async () => {
     await chrome?.close();
     await w?.close();

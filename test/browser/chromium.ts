@@ -26,8 +26,9 @@ export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
 
 /**
  * One Chromium for a test file. Each page gets a context of its own (its own cookies, language and
- * viewport) and is watched for page errors and CSP violations from its first script; `close`
- * closes every context and the browser, whatever state a failed test left them in.
+ * viewport) and is watched for page errors and CSP violations from its first script; `closePages`
+ * closes the contexts opened so far (a file calls it after each test), `close` every context and
+ * the browser, whatever state a failed test left them in.
  */
 export class ChromiumPages {
   private readonly contexts: BrowserContext[] = [];
@@ -54,8 +55,17 @@ export class ChromiumPages {
     return this.watched.flat();
   }
 
+  /**
+   * Closes every page opened so far. A page left open keeps its renderer busy for the rest of the
+   * file: a live widget or dashboard runs its animations, timers and WebSocket, and the server
+   * pushes to it. What they reported stays in `problems()`.
+   */
+  async closePages(): Promise<void> {
+    for (const c of this.contexts.splice(0)) await c.close().catch(() => {});
+  }
+
   async close(): Promise<void> {
-    for (const c of this.contexts) await c.close().catch(() => {});
+    await this.closePages();
     await this.browser.close();
   }
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { MAX_ACTIVE_GOALS } from '../../src/domain/goal.js';
 import ru_RU from '../../src/i18n/catalogs/ru_RU.js';
@@ -30,6 +30,8 @@ before(async () => {
   base = await listen(t.app);
   chrome = await ChromiumPages.launch();
 });
+
+afterEach(() => chrome?.closePages());
 
 after(async () => {
   await chrome?.close();

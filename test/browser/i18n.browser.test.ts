@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
 import { createGoal } from '../../src/modules/goals/goals.service.js';
@@ -30,6 +30,8 @@ before(async () => {
   base = await listen(t.app);
   chrome = await ChromiumPages.launch();
 });
+
+afterEach(() => chrome?.closePages());
 
 after(async () => {
   await chrome?.close();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { startSession } from '../../src/modules/accounts/accounts.service.js';
 import type { UserRow } from '../../src/modules/accounts/accounts.table.js';
@@ -86,6 +86,7 @@ describe('moderation in Chromium', { skip }, () => {
     const owner = await makeUser(t.database.db);
     clientId = (await makeApp(t, owner.id)).app.client_id;
   });
+  afterEach(() => chrome.closePages());
   after(async () => {
     await chrome?.close();
     await t?.close();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { UserRow } from '../../src/modules/accounts/accounts.table.js';
 import { createDonation } from '../../src/modules/donations/donations.service.js';
@@ -74,6 +74,7 @@ describe('pages in Chromium', { skip }, () => {
     base = await listen(w.t.app);
     chrome = await ChromiumPages.launch();
   });
+  afterEach(() => chrome.closePages());
   after(async () => {
     await chrome?.close();
     await w?.close();

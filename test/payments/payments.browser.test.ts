@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { after, afterEach, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { createVariation } from '../../src/modules/widgets/variations.service.js';
 import { widgetTokenFor } from '../../src/modules/widgets/widget-tokens.service.js';
-import { chromiumMissing, launchChromium, screenshot, watchProblems } from '../browser/chromium.js';
+import { ChromiumPages, chromiumMissing, screenshot } from '../browser/chromium.js';
 import type { TestApp } from '../helper.js';
 import { freePort } from '../process.js';
 import { until } from '../wait.js';
@@ -14,17 +14,11 @@ const skip = chromiumMissing();
 
 let t: TestApp;
 let base: string;
-let browser: Browser;
+let chrome: ChromiumPages;
 let standIn: StripeStandIn;
-const contexts: BrowserContext[] = [];
-const problems: string[][] = [];
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 900, height: 700 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  problems.push(watchProblems(page));
-  return page;
+function newPage(): Promise<Page> {
+  return chrome.newPage({ viewport: { width: 900, height: 700 } });
 }
 
 async function streamerOnStream(providers: Parameters<typeof streamerWith>[1], currency: string) {
@@ -47,11 +41,11 @@ describe('payment providers in Chromium', { skip }, () => {
     await t.app.listen({ port, host: '127.0.0.1' });
     base = `http://127.0.0.1:${port}`;
     standIn.webhookUrl = `${base}/payments/stripe/webhook`;
-    browser = await launchChromium();
+    chrome = await ChromiumPages.launch();
   });
+  afterEach(() => chrome.closePages());
   after(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
+    await chrome?.close();
     await t?.close();
     await standIn?.stop();
   });
@@ -129,6 +123,6 @@ describe('payment providers in Chromium', { skip }, () => {
 
   test('no script errors or CSP violations on any page', async () => {
     await until(async () => true, 100, 'settle');
-    assert.deepEqual(problems.flat(), []);
+    assert.deepEqual(chrome.problems(), []);
   });
 });
