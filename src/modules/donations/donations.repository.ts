@@ -60,6 +60,7 @@ export interface DonationContext {
   hasGoals: boolean;
 }
 
+const HAS_GOALS = 'exists (select 1 from goals g where g.user_id = u.id and g.is_active = 1)';
 /**
  * A streamer's context as both reads below select it (the rate table is dialect-specific): the
  * streamer, their moderation settings (all null: none), whether they run a goal.
@@ -67,28 +68,48 @@ export interface DonationContext {
 const CONTEXT_COLUMNS = `u.id, u.name, u.currency, u.is_active,
   m.user_id is not null as has_settings, m.banned_words, m.banned_words_mode, m.links, m.max_message_length, m.min_message_amount,
   m.ip_rate_limit, m.donor_rate_limit, m.rate_window_seconds, m.approval_required, m.alert_delay_seconds, m.updated_at,
-  exists (select 1 from goals g where g.user_id = u.id and g.is_active = 1) as has_goals`;
+  ${HAS_GOALS} as has_goals`;
 const CONTEXT_FROM = 'from users u left join moderation_settings m on m.user_id = u.id';
-// Compiled once: createDonation reads one for every donation.
-const CONTEXTS_POSTGRES = `select ${CONTEXT_COLUMNS}, (select json_object_agg(currency, per_usd) from currency_rates) as rates ${CONTEXT_FROM} where u.id = any($1::bigint[])`;
+/**
+ * PostgreSQL: a digest of everything a donation is decided on that belongs to the streamer (the
+ * row `u`, with `m` their settings joined as in CONTEXT_FROM): read with a context, and compared
+ * by the write that uses it (`insertDonationsWithAlerts`). It is the data itself, not a version
+ * some writer must remember to bump: every writer counts — another node, an older version of this
+ * one, the CLI, a hand-made UPDATE — and nothing needs a trigger. `m.*` takes in settings columns
+ * added later by themselves.
+ */
+const CONTEXT_STAMP = `md5(row(u.name, u.currency, u.is_active, m.*, ${HAS_GOALS})::text)`;
+/** The same for the rate table, the one part of a donation's context every streamer shares. */
+const RATES_JSON = 'json_object_agg(currency, per_usd order by currency)';
+const RATES_STAMP = `(select md5(coalesce(${RATES_JSON}::text, '')) from currency_rates)`;
+// Compiled once: createDonation reads one for every donation it has no context of.
+const CONTEXTS_POSTGRES = `select ${CONTEXT_COLUMNS}, ${CONTEXT_STAMP} as stamp, (select ${RATES_JSON} from currency_rates) as rates, ${RATES_STAMP} as rates_stamp
+  ${CONTEXT_FROM} where u.id = any($1::bigint[])`;
 const CONTEXT_SQLITE = `select ${CONTEXT_COLUMNS}, (select json_group_object(currency, per_usd) from currency_rates) as rates ${CONTEXT_FROM} where u.id = ?`;
 /** A row of CONTEXT_COLUMNS; booleans are 1/0 on SQLite. */
 type ContextRow<B> = ModerationSettingsRow & { id: number; name: string; currency: string; is_active: number; has_settings: B; has_goals: B };
 
+/** Contexts as the PostgreSQL read gives them, each with the stamp its write must still match. */
+export interface StampedContexts {
+  /** By streamer id; unknown ids are left out. */
+  contexts: Map<number, { context: DonationContext; stamp: string }>;
+  /** Undefined when no streamer was found (nothing to convert for). */
+  rates: { table: RateTable; stamp: string } | undefined;
+}
+
 /**
  * PostgreSQL: in ONE statement, for a batch of donations, each streamer (by id; unknown ids are
  * left out), their moderation settings and whether they run a goal, and the rate table (the same
- * for every row: an uncorrelated subquery, evaluated once).
+ * for every row: an uncorrelated subquery, evaluated once), with their stamps.
  */
-export async function findDonationContexts(db: Kysely<DB>, userIds: readonly number[]): Promise<{ contexts: Map<number, DonationContext>; rates: RateTable }> {
+export async function findDonationContexts(db: Kysely<DB>, userIds: readonly number[]): Promise<StampedContexts> {
   const ids = [...new Set(userIds)];
-  const rows = await db.executeQuery<ContextRow<boolean> & { rates: Record<string, number> | null }>(CompiledQuery.raw(CONTEXTS_POSTGRES, [ids]));
-  const contexts = new Map<number, DonationContext>();
-  // No row: no streamer in the batch exists, and nothing is converted.
-  let rates: RateTable = {};
-  for (const { id, name, currency, is_active, has_settings, has_goals, rates: table, ...settings } of rows.rows) {
-    contexts.set(id, { user: { id, name, currency, is_active }, moderation: has_settings ? { ...settings, user_id: id } : null, hasGoals: has_goals });
-    if (table) rates = Object.fromEntries(Object.entries(table).map(([c, r]) => [c, Number(r)]));
+  const rows = await db.executeQuery<ContextRow<boolean> & { stamp: string; rates: Record<string, number> | null; rates_stamp: string }>(CompiledQuery.raw(CONTEXTS_POSTGRES, [ids]));
+  const contexts: StampedContexts['contexts'] = new Map();
+  let rates: StampedContexts['rates'];
+  for (const { id, name, currency, is_active, has_settings, has_goals, stamp, rates: table, rates_stamp, ...settings } of rows.rows) {
+    contexts.set(id, { context: { user: { id, name, currency, is_active }, moderation: has_settings ? { ...settings, user_id: id } : null, hasGoals: has_goals }, stamp });
+    rates ??= { table: Object.fromEntries(Object.entries(table ?? {}).map(([c, r]) => [c, Number(r)])), stamp: rates_stamp };
   }
   return { contexts, rates };
 }
@@ -102,7 +123,7 @@ export async function findDonationContexts(db: Kysely<DB>, userIds: readonly num
 export async function findDonationContext(db: Kysely<DB>, userId: number): Promise<{ context: DonationContext | undefined; rates: RateTable }> {
   if (dialectOf(db) === 'postgres') {
     const { contexts, rates } = await findDonationContexts(db, [userId]);
-    return { context: contexts.get(userId), rates };
+    return { context: contexts.get(userId)?.context, rates: rates?.table ?? {} };
   }
   return sqliteContext((await db.executeQuery<SqliteContextRow>(CompiledQuery.raw(CONTEXT_SQLITE, [userId]))).rows[0]);
 }
@@ -145,6 +166,8 @@ export interface DonationWrite {
    * payload is the same bytes `JSON.stringify` gives for the whole object.
    */
   event: { type: string; channels: string[]; payloadAfterId: string; notBefore: number | null } | null;
+  /** The stamp of the streamer's context it was decided on (`findDonationContexts`). */
+  stamp: string;
 }
 
 /**
@@ -162,10 +185,20 @@ export interface DonationWrite {
  * alert written by another process, or by a transaction of this one). Then nothing is claimed, and a
  * round publishes both in order. Delayed events are never claimed: the relay's poll finds them due.
  *
- * Returns, by position, the new donation ids and their events' ids (null: no event), and whether
- * the events were claimed.
+ * A donation is written only if its streamer's context and the rate table still have the stamps
+ * it was decided on (`ratesStamp`, each write's `stamp`), checked in the statement's own snapshot:
+ * decided on a cached context that a committed write has changed since — or on a streamer deleted
+ * since — it is left out, with nothing of it written, for the caller to decide again.
+ *
+ * Returns, by position, the new donation ids (null: left out, its context had changed) and their
+ * events' ids (null: no event or left out), and whether the events were claimed.
  */
-export async function insertDonationsWithAlerts(db: Kysely<DB>, writes: readonly DonationWrite[], claim: OutboxClaim | null): Promise<{ ids: number[]; eventIds: (number | null)[]; claimed: boolean }> {
+export async function insertDonationsWithAlerts(
+  db: Kysely<DB>,
+  writes: readonly DonationWrite[],
+  ratesStamp: string,
+  claim: OutboxClaim | null,
+): Promise<{ ids: (number | null)[]; eventIds: (number | null)[]; claimed: boolean }> {
   const col = <T>(pick: (w: DonationWrite) => T) => writes.map(pick);
   const parameters: unknown[] = [
     ...WRITTEN.map((column) => col((w) => w.donation[column])),
@@ -178,6 +211,8 @@ export async function insertDonationsWithAlerts(db: Kysely<DB>, writes: readonly
     col((w) => (w.event ? JSON.stringify(w.event.channels) : null)),
     col((w) => w.event?.payloadAfterId ?? null),
     col((w) => w.event?.notBefore ?? null),
+    col((w) => w.stamp),
+    ratesStamp,
     claim?.owner ?? null,
     claim?.now ?? 0,
     claim?.staleBefore ?? 0,
@@ -187,8 +222,8 @@ export async function insertDonationsWithAlerts(db: Kysely<DB>, writes: readonly
   // tables grow: it reads no table but through `published_at is null`, which both outbox indexes
   // on that column answer, empty or full.
   const { rows } = await executeNamed(db, CompiledQuery.raw(INSERT_DONATIONS_WITH_ALERTS, parameters) as CompiledQuery<{ id: number; ord: number; event_id: number | null; claimed: boolean }>);
-  const ids: number[] = new Array(writes.length);
-  const eventIds: (number | null)[] = new Array(writes.length);
+  const ids: (number | null)[] = new Array(writes.length).fill(null);
+  const eventIds: (number | null)[] = new Array(writes.length).fill(null);
   let claimed = false;
   for (const row of rows) {
     ids[Number(row.ord) - 1] = Number(row.id);
@@ -199,15 +234,18 @@ export async function insertDonationsWithAlerts(db: Kysely<DB>, writes: readonly
 }
 
 // The text once: building it with Kysely on every batch cost more than the rest of the batch's
-// JavaScript. The arrays are $1..$22, then the claim's owner (null: none), its time and stale bound.
+// JavaScript. The arrays are $1..$23, then the rates' stamp, the claim's owner (null: none), its
+// time and stale bound.
 const INSERT_ARRAYS = [
   ...WRITTEN.map((column) => `${WRITTEN_COLUMNS[column]}[]`),
   'text[]', 'text[]', 'text[]', 'text[]', 'bigint[]',
   'text[]', 'text[]', 'text[]', 'bigint[]',
+  'text[]',
 ];
-const CLAIM_OWNER = `$${INSERT_ARRAYS.length + 1}::text`;
-const CLAIM_NOW = `$${INSERT_ARRAYS.length + 2}::bigint`;
-const CLAIM_STALE = `$${INSERT_ARRAYS.length + 3}::bigint`;
+const RATES_STAMP_PARAM = `$${INSERT_ARRAYS.length + 1}::text`;
+const CLAIM_OWNER = `$${INSERT_ARRAYS.length + 2}::text`;
+const CLAIM_NOW = `$${INSERT_ARRAYS.length + 3}::bigint`;
+const CLAIM_STALE = `$${INSERT_ARRAYS.length + 4}::bigint`;
 const INSERT_DONATIONS_WITH_ALERTS = `
   with input as materialized (
     select i.*, nextval(pg_get_serial_sequence('donations', 'id')) as id,
@@ -215,8 +253,10 @@ const INSERT_DONATIONS_WITH_ALERTS = `
     from unnest(${INSERT_ARRAYS.map((type, k) => `$${k + 1}::${type}`).join(', ')}) with ordinality as i(
       ${WRITTEN_LIST},
       m_status, m_shown_username, m_shown_message, m_reasons, m_publish_at,
-      e_type, e_channels, e_payload_after_id, e_not_before, ord
+      e_type, e_channels, e_payload_after_id, e_not_before, stamp, ord
     )
+    where ${RATES_STAMP} = ${RATES_STAMP_PARAM}
+      and exists (select 1 ${CONTEXT_FROM} where u.id = i.user_id and ${CONTEXT_STAMP} = i.stamp)
   ),
   claim as materialized (
     select ${CLAIM_OWNER} as owner

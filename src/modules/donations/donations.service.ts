@@ -160,45 +160,85 @@ const DONATION_EVENT = 'donation.created';
 const PAYLOAD_ID_PREFIX = '{"id":0';
 
 /**
- * PostgreSQL: a batch of donations in two statements whatever its size — one look-up of every
- * streamer, their moderation settings, whether they run goals, and the rates
- * (`findDonationContexts`), then one statement writing every donation with its moderation row and
- * its alert (`insertDonationsWithAlerts`), which commits by itself (no BEGIN/COMMIT round trips;
- * its WAL flush is done when it returns). Reading outside a transaction first is what READ
- * COMMITTED gives inside one anyway: a goal started or a setting saved meanwhile counts from the
- * next donation on, as it would for a transaction that read just before it.
+ * PostgreSQL: the streamer contexts (and the rate table) this process decided donations on, with
+ * the stamps their writes check (`insertDonationsWithAlerts`). Never trusted on its own: a write
+ * whose stamp no longer matches writes nothing and its donation is decided again on a fresh read,
+ * so an entry needs no invalidation, only a bound. Unknown and disabled streamers are not kept:
+ * their answer (404) is given without a write to check it.
+ */
+interface ContextCache {
+  contexts: Map<number, { context: repo.DonationContext; stamp: string }>;
+  rates: { table: RateTable; stamp: string } | undefined;
+}
+
+/** Streamers whose contexts are kept: far more than donate within the minutes a context lives. */
+const CONTEXT_CACHE_LIMIT = 10_000;
+const contextCaches = new WeakMap<Kysely<DB>, ContextCache>();
+
+function contextCacheOf(db: Kysely<DB>): ContextCache {
+  let cache = contextCaches.get(db);
+  if (!cache) contextCaches.set(db, (cache = { contexts: new Map(), rates: undefined }));
+  return cache;
+}
+
+/**
+ * PostgreSQL: a batch of donations in one statement whatever its size when this process knows
+ * their streamers — one statement writing every donation with its moderation row and its alert
+ * (`insertDonationsWithAlerts`), which commits by itself (no BEGIN/COMMIT round trips; its WAL
+ * flush is done when it returns) — and one look-up before it of the streamers it does not know
+ * (`findDonationContexts`: the streamer, their moderation settings, whether they run goals, the
+ * rates). The write checks each donation's context against the one it was decided on, in its own
+ * snapshot; one decided on a context changed since is written not at all and goes into the next
+ * batch, which reads its context again. So a committed change — by any node or process — counts
+ * from the next statement on, as it did when every batch read first: a setting saved during the
+ * batch counts from the next donation on, which READ COMMITTED gives inside a transaction anyway.
  *
  * Donations to a streamer who runs a goal take the transactional path (`recordDonationIn`, goals
  * are raised and published statement by statement), as do votes (createDonation): both read and
  * lock rows the one statement does not.
  */
 async function recordDonationBatch(db: Kysely<DB>, jobs: readonly DonationJob[]): Promise<ItemOutcome<DonationResource>[]> {
-  const { contexts, rates } = await repo.findDonationContexts(db, jobs.map((j) => j.input.userId));
+  const cache = contextCacheOf(db);
+  const unknown = cache.rates ? jobs.map((j) => j.input.userId).filter((id) => !cache.contexts.has(id)) : jobs.map((j) => j.input.userId);
+  const read = unknown.length > 0 ? await repo.findDonationContexts(db, unknown) : undefined;
+  if (read) {
+    if (read.rates) cache.rates = read.rates;
+    for (const id of unknown) {
+      const found = read.contexts.get(id);
+      cache.contexts.delete(id);
+      if (!found?.context.user.is_active) continue;
+      cache.contexts.set(id, found);
+      if (cache.contexts.size > CONTEXT_CACHE_LIMIT) cache.contexts.delete(cache.contexts.keys().next().value!);
+    }
+  }
+  const rates = cache.rates;
   const at = Date.now();
   const outcomes: ItemOutcome<DonationResource>[] = new Array(jobs.length);
   const writes: { at: number; write: repo.DonationWrite; name: string }[] = [];
   const withGoals: number[] = [];
   jobs.forEach((job, i) => {
-    const found = contexts.get(job.input.userId);
-    if (!found || !found.user.is_active) {
+    const found = cache.contexts.get(job.input.userId);
+    if (!found || !rates) {
       outcomes[i] = { ok: false, error: new NotFoundError(NO_STREAMER()) };
       return;
     }
-    if (found.hasGoals) {
+    const { context, stamp } = found;
+    if (context.hasGoals) {
       withGoals.push(i);
       return;
     }
     try {
-      const row = donationRow(job.input, job.amount, found.user, rates, at);
-      const decision = donationAlertDecision(settingsOfRow(found.moderation), row);
-      const payload = decision.alert && JSON.stringify(donationAlertPayload({ ...row, id: 0 }, found.user.name, decision.alert));
+      const row = donationRow(job.input, job.amount, context.user, rates.table, at);
+      const decision = donationAlertDecision(settingsOfRow(context.moderation), row);
+      const payload = decision.alert && JSON.stringify(donationAlertPayload({ ...row, id: 0 }, context.user.name, decision.alert));
       writes.push({
         at: i,
-        name: found.user.name,
+        name: context.user.name,
         write: {
           donation: row,
           moderation: decision.moderation,
           event: payload === null ? null : { type: DONATION_EVENT, channels: channelsOf(DONATION_EVENT, row.user_id), payloadAfterId: payload.slice(PAYLOAD_ID_PREFIX.length), notBefore: decision.alert!.notBefore },
+          stamp,
         },
       });
     } catch (error) {
@@ -214,7 +254,11 @@ async function recordDonationBatch(db: Kysely<DB>, jobs: readonly DonationJob[])
       }
     }),
   );
-  await writeDonations(db, writes, outcomes);
+  if (rates) await writeDonations(db, writes, rates.stamp, outcomes);
+  for (const w of writes) {
+    // Left out by the write: decided on a context changed since. Read again in the next batch.
+    if ('retry' in outcomes[w.at]!) cache.contexts.delete(w.write.donation.user_id);
+  }
   await transactional;
   return outcomes;
 }
@@ -224,30 +268,35 @@ async function recordDonationBatch(db: Kysely<DB>, jobs: readonly DonationJob[])
  * its streamer was deleted meanwhile), each is written alone so only the culprit fails. Never
  * throws: the batch's goal donations may have committed already, and must not be written again.
  */
-async function writeDonations(db: Kysely<DB>, writes: { at: number; write: repo.DonationWrite; name: string }[], outcomes: ItemOutcome<DonationResource>[]): Promise<void> {
+async function writeDonations(db: Kysely<DB>, writes: { at: number; write: repo.DonationWrite; name: string }[], ratesStamp: string, outcomes: ItemOutcome<DonationResource>[]): Promise<void> {
   if (writes.length === 0) return;
   try {
     const claim = outboxClaim(db);
     const { ids, eventIds, claimed } = await repo.insertDonationsWithAlerts(
       db,
       writes.map((w) => w.write),
+      ratesStamp,
       claim,
     );
     // The events as written, for the relay: it publishes those claimed for it now (outbox/handover.ts).
     const events: WrittenEvent[] = [];
     writes.forEach(({ write: { donation, event } }, k) => {
-      if (!event) return;
+      if (!event || ids[k] === null) return;
       const claimedBy = claimed && event.notBefore === null ? claim!.owner : null;
       events.push(new WrittenEvent(eventIds[k]!, event.type, JSON.stringify(event.channels), `{"id":${ids[k]}${event.payloadAfterId}`, donation.created_at, event.notBefore, claimedBy));
     });
-    signalCommit(db, events);
-    writes.forEach((w, k) => (outcomes[w.at] = { ok: true, value: toDonationResource({ ...w.write.donation, id: ids[k]! }, w.name) }));
+    // All left out: the statement committed nothing.
+    if (ids.some((id) => id !== null)) signalCommit(db, events);
+    writes.forEach((w, k) => {
+      const id = ids[k];
+      outcomes[w.at] = id === null ? { retry: true } : { ok: true, value: toDonationResource({ ...w.write.donation, id }, w.name) };
+    });
   } catch (error) {
     if (writes.length === 1 || error instanceof DatabaseUnavailableError) {
       for (const w of writes) outcomes[w.at] = { ok: false, error };
       return;
     }
-    for (const w of writes) await writeDonations(db, [w], outcomes);
+    for (const w of writes) await writeDonations(db, [w], ratesStamp, outcomes);
   }
 }
 
