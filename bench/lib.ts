@@ -132,6 +132,79 @@ async function postgresSchema(): Promise<{ env: { DATABASE_URL: string }; drop()
   return { env: { DATABASE_URL: url.toString() }, drop: () => admin(`drop schema ${schema} cascade`) };
 }
 
+/** A PostgreSQL cluster started for one bench run, with its connection URL. */
+export interface BenchCluster {
+  url: string;
+  /** What it is, for the report: where its data lives and how it was set up. */
+  label: string;
+  /** Stops it and removes its data directory; safe to call twice. */
+  stop(): void;
+}
+
+/**
+ * `--pg-cluster=tmpfs`: a throwaway cluster whose data directory (WAL included) is in RAM
+ * (/dev/shm), so a run shows what our software costs apart from the storage device. It runs with
+ * the settings of BENCH_PG_URL's server (shared_buffers, WAL sizes, autovacuum…: the same
+ * statements take the same paths) and with fsync and synchronous_commit on: every commit still
+ * waits for its WAL flush — which, on tmpfs, returns as soon as the kernel has the pages.
+ *
+ * Binaries: `--pg-bin=DIR`, else `pg_config --bindir`. As root it runs as the `postgres` OS user
+ * (initdb refuses root) through `runuser`. Stopped and removed when the bench process exits, on
+ * failure and Ctrl-C too.
+ */
+export async function tmpfsCluster(port: number): Promise<BenchCluster> {
+  const { spawnSync } = await import('node:child_process');
+  const { default: pg } = await import('pg');
+  const binDir = process.argv.find((a) => a.startsWith('--pg-bin='))?.slice(9) ?? spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' }).stdout?.trim();
+  if (!binDir || !fs.existsSync(path.join(binDir, 'initdb'))) {
+    throw new Error('--pg-cluster=tmpfs needs the PostgreSQL server binaries: install them (initdb, pg_ctl) or name their folder with --pg-bin=DIR');
+  }
+  if (!fs.existsSync('/dev/shm')) throw new Error('--pg-cluster=tmpfs puts the cluster in /dev/shm, which this system does not have');
+  // The disk cluster's own settings, minus what names its files, addresses and logs.
+  const like = new pg.Client({ connectionString: BENCH_PG_URL });
+  await like.connect();
+  const { rows } = await like
+    .query<{ name: string; setting: string }>(`select name, setting from pg_settings where source in ('configuration file', 'command line') order by name`)
+    .finally(() => like.end());
+  const skipped = /^(port|listen_addresses|unix_socket_|external_pid_file|cluster_name|data_directory|hba_file|ident_file|config_file|ssl|log|archive_|restore_command|primary_)/;
+  const settings = [...rows.filter((r) => !skipped.test(r.name) && r.name !== 'fsync' && r.name !== 'synchronous_commit').map((r) => `${r.name}=${r.setting}`), 'fsync=on', 'synchronous_commit=on'];
+
+  const asRoot = process.getuid?.() === 0;
+  const owner = asRoot ? { uid: Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout), gid: Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout) } : null;
+  if (owner && !(owner.uid > 0)) throw new Error('--pg-cluster=tmpfs as root runs PostgreSQL as the `postgres` OS user, which does not exist here: create it, or run the bench as another user');
+  const dir = fs.mkdtempSync('/dev/shm/openalerts-bench-pg-');
+  if (owner) fs.chownSync(dir, owner.uid, owner.gid);
+  const run = (bin: string, args: string[]) => {
+    const command = asRoot ? ['runuser', ['-u', 'postgres', '--', path.join(binDir, bin), ...args]] as const : [path.join(binDir, bin), args] as const;
+    const done = spawnSync(command[0], command[1], { cwd: dir, encoding: 'utf8' });
+    if (done.status !== 0) throw new Error(`${bin} failed (${done.status}): ${done.stderr || done.stdout}`);
+  };
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      if (fs.existsSync(path.join(dir, 'postmaster.pid'))) run('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  process.once('exit', stop);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+  try {
+    // --no-sync: initdb's own files only; the cluster itself runs with fsync on.
+    run('initdb', ['-D', dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+    // pg_ctl hands these to a shell: each setting quoted (DateStyle's value has a space).
+    const quoted = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+    const options = [`-p ${port}`, `-k ${quoted(dir)}`, '-c listen_addresses=127.0.0.1', ...settings.map((s) => `-c ${quoted(s)}`)].join(' ');
+    run('pg_ctl', ['-D', dir, '-l', path.join(dir, 'server.log'), '-o', options, '-w', 'start']);
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, label: `tmpfs cluster ${dir} on port ${port} (${settings.join(', ')})`, stop };
+}
+
 const benchApplicationName = (serverPid: number) => `openalerts-bench-${serverPid}`;
 
 /** The PostgreSQL backends serving the bench server process `serverPid` (PostgreSQL on this machine). */

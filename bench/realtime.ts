@@ -1,7 +1,8 @@
 /**
  * Real-time load script: `npx tsx bench/realtime.ts [maxSubscribers] [--rounds=2] [--messages=20]
  * [--latency-seconds=5] [--client-procs=2] [--dialect=sqlite|postgres|both] [--only=latency]
- * [--shapes=1k,realistic] [--before=DIR] [--profile=DIR] [--only=memory] [--memory-rounds=2]`.
+ * [--shapes=1k,realistic] [--before=DIR] [--profile=DIR] [--only=memory] [--memory-rounds=2]
+ * [--pg-cluster=disk|tmpfs] [--pg-cluster-port=N] [--pg-bin=DIR] [--cold]`.
  *
  * 1. Fan-out: N subscribers (1k/5k/10k, capped by maxSubscribers) receive bursts of publications,
  *    alternately from a raw `ws` broadcast server (JSON.stringify once, ws.send(string) to every socket)
@@ -13,6 +14,12 @@
  *    on SQLite and/or PostgreSQL: donation created → commit → outbox relay → node → subscriber).
  *    With SQLite, each round also times each donation's COMMIT statement (its WAL write and fsync)
  *    and a raw storage flush floor in TMPDIR (a WAL-sized file, a commit's frames, fsync).
+ *    PostgreSQL is BENCH_DATABASE_URL's server (`--pg-cluster=disk`, the default), or with
+ *    `--pg-cluster=tmpfs` a throwaway cluster in RAM with the same settings (lib.ts `tmpfsCluster`):
+ *    the same statements and WAL flushes without the storage device, which shows our share alone.
+ *    Before the rounds every seeded streamer receives one donation (the apps of both sides), as a
+ *    service that has been running has seen its streamers; `--cold` leaves that out, so each
+ *    donation of the realistic shape is its streamer's first in that process.
  * 3. Memory: RSS and heap per idle connected+subscribed connection, fresh server processes, counted
  *    from half the connections to all of them (`--only=memory [--memory-rounds=2]` runs it alone).
  *
@@ -189,6 +196,11 @@ async function appServer(): Promise<void> {
       };
     });
     ids.push(...(await db.insertInto('users').values(rows).returning('id').execute()).map((r) => r.id));
+  }
+  if (process.argv.includes('--warm')) {
+    for (let start = 0; start < ids.length; start += 500) {
+      await Promise.all(ids.slice(start, start + 500).map((userId) => createDonation(db, { userId, amount: '1', currency: 'USD', username: 'Warm-up', message: 'warm-up' })));
+    }
   }
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
@@ -439,6 +451,21 @@ async function main(): Promise<void> {
   }
   const latencyDialects: ('sqlite' | 'postgres')[] = dialectOption === 'both' ? ['sqlite', 'postgres'] : [dialectOption as 'sqlite' | 'postgres'];
 
+  const clusterOption = option('pg-cluster') ?? 'disk';
+  if (!['disk', 'tmpfs'].includes(clusterOption)) {
+    console.error(`--pg-cluster must be disk (BENCH_DATABASE_URL's server) or tmpfs (a throwaway cluster in /dev/shm), not ${clusterOption}`);
+    process.exit(2);
+  }
+  let pgLabel = `disk: ${(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(/\/\/[^@/]*@/, '//')}`;
+  if (latencyDialects.includes('postgres') && clusterOption === 'tmpfs') {
+    // Imported here, not at the top: a copy of this file runs against an older lib.ts (--before).
+    const { tmpfsCluster } = await import('./lib.js');
+    const cluster = await tmpfsCluster(Number(option('pg-cluster-port') ?? (await freePort())));
+    // The app servers forked below (both sides) take it from their environment.
+    process.env.BENCH_DATABASE_URL = cluster.url;
+    pgLabel = cluster.label;
+  }
+
   const raw = spawn('raw');
   const node = spawn('node');
   const group = Array.from({ length: procs }, () => spawn('clients'));
@@ -448,6 +475,8 @@ async function main(): Promise<void> {
 
   console.log(`# realtime bench: node ${process.version}, ${os.cpus().length} CPUs, ${procs} client processes`);
   console.log(`load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  if (latencyDialects.includes('postgres')) console.log(`PostgreSQL ${pgLabel}`);
+  console.log(process.argv.includes('--cold') ? 'streamers cold: no donation before the rounds' : 'streamers warm: one donation each before the rounds');
   if (!onlyLatency) console.log(`\n## Fan-out (${messages} publications per burst, ${rounds} rounds, alternating raw/node)`);
   if (!onlyLatency) console.log('subscribers | raw deliveries/s | node deliveries/s | ratio | raw CPU µs/delivery | node CPU µs/delivery | CPU ratio (raw/node)');
   for (const n of onlyLatency ? [] : sizes) {
@@ -648,7 +677,8 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
   for (const dialect of dialects) {
     for (const [name, file] of sources) {
       const profile = process.argv.find((a) => a.startsWith('--profile='));
-      const child = fork(file, ['--role=app', `--app-dialect=${dialect}`, `--streamers=${streamers}`, ...(profile ? [`${profile}/${name}`] : [])], {
+      const warm = process.argv.includes('--cold') ? [] : ['--warm'];
+      const child = fork(file, ['--role=app', `--app-dialect=${dialect}`, `--streamers=${streamers}`, ...warm, ...(profile ? [`${profile}/${name}`] : [])], {
         execArgv: ['--import', 'tsx', '--expose-gc'],
         stdio: 'inherit',
       });
@@ -722,6 +752,15 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
     // The app servers remove their data directories and PostgreSQL schemas, then exit.
     await Promise.all([...apps.values()].map((a) => callIpc(a.child, 'stop')));
   }
+}
+
+/** A TCP port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const role = process.argv.find((a) => a.startsWith('--role='))?.slice(7);
