@@ -163,8 +163,9 @@ const PAYLOAD_ID_PREFIX = '{"id":0';
  * PostgreSQL: the streamer contexts (and the rate table) this process decided donations on, with
  * the stamps their writes check (`insertDonationsWithAlerts`). Never trusted on its own: a write
  * whose stamp no longer matches writes nothing and its donation is decided again on a fresh read,
- * so an entry needs no invalidation, only a bound. Unknown and disabled streamers are not kept:
- * their answer (404) is given without a write to check it.
+ * so an entry needs no invalidation, only a bound. Unknown and disabled streamers are not kept
+ * (their answer, 404, is given without a write to check it), nor those who run a goal (their
+ * donations read the context again in a transaction of their own).
  */
 interface ContextCache {
   contexts: Map<number, { context: repo.DonationContext; stamp: string }>;
@@ -206,7 +207,8 @@ async function recordDonationBatch(db: Kysely<DB>, jobs: readonly DonationJob[])
     for (const id of unknown) {
       const found = read.contexts.get(id);
       cache.contexts.delete(id);
-      if (!found?.context.user.is_active) continue;
+      // Goal donations read their context again in their own transaction: nothing to save.
+      if (!found?.context.user.is_active || found.context.hasGoals) continue;
       cache.contexts.set(id, found);
       if (cache.contexts.size > CONTEXT_CACHE_LIMIT) cache.contexts.delete(cache.contexts.keys().next().value!);
     }
@@ -217,12 +219,16 @@ async function recordDonationBatch(db: Kysely<DB>, jobs: readonly DonationJob[])
   const writes: { at: number; write: repo.DonationWrite; name: string }[] = [];
   const withGoals: number[] = [];
   jobs.forEach((job, i) => {
-    const found = cache.contexts.get(job.input.userId);
+    const found = read?.contexts.get(job.input.userId) ?? cache.contexts.get(job.input.userId);
     if (!found || !rates) {
       outcomes[i] = { ok: false, error: new NotFoundError(NO_STREAMER()) };
       return;
     }
     const { context, stamp } = found;
+    if (!context.user.is_active) {
+      outcomes[i] = { ok: false, error: new NotFoundError(NO_STREAMER()) };
+      return;
+    }
     if (context.hasGoals) {
       withGoals.push(i);
       return;
