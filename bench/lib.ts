@@ -199,8 +199,10 @@ export async function tmpfsCluster(port: number): Promise<BenchCluster> {
     const options = [`-p ${port}`, `-k ${quoted(dir)}`, '-c listen_addresses=127.0.0.1', ...settings.map((s) => `-c ${quoted(s)}`)].join(' ');
     run('pg_ctl', ['-D', dir, '-l', path.join(dir, 'server.log'), '-o', options, '-w', 'start']);
   } catch (error) {
+    // The server's own words, before its directory goes.
+    const log = fs.existsSync(path.join(dir, 'server.log')) ? fs.readFileSync(path.join(dir, 'server.log'), 'utf8').split('\n').slice(-15).join('\n') : '';
     stop();
-    throw error;
+    throw new Error(`${(error as Error).message}${log ? `\nserver.log:\n${log}` : ''}`);
   }
   return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, label: `tmpfs cluster ${dir} on port ${port} (${settings.join(', ')})`, stop };
 }
