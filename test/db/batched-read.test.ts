@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import { batchedRead } from '../../src/db/batched-read.js';
 
 /** A load function whose batches the test finishes by hand; it answers each key with the batch number. */
@@ -57,12 +57,22 @@ test('a batch holds at most maxBatch keys; the rest go in the following one', as
   assert.deepEqual(await Promise.all(calls), ['batch 1', 'batch 2', 'batch 2', 'batch 3', 'batch 3']);
 });
 
-test('with maxWaitMs, callers stuck behind a hanging batch are rejected with the given error; the batch goes on', async () => {
+test('with maxWaitMs, callers stuck behind a hanging batch are rejected with the given error; the batch goes on', async (t) => {
+  // The clock is the test's: on a loaded machine a real 20-ms timer could also fire while the last
+  // read waits for its batch (one CI run failed that way), which is the timeout working, not a fault.
+  mock.timers.enable({ apis: ['setTimeout'] });
+  t.after(() => mock.timers.reset());
   const { batches, load } = manualLoad();
   const read = batchedRead(load, { maxWaitMs: 20, timeoutError: () => new Error('busy') });
   const hanging = read(1);
   const queued = read(2);
-  await Promise.all([assert.rejects(queued, /busy/), assert.rejects(hanging, /busy/)]);
+  let gaveUp = false;
+  const rejected = Promise.all([assert.rejects(queued, /busy/), assert.rejects(hanging, /busy/)]).then(() => (gaveUp = true));
+  mock.timers.tick(19);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(gaveUp, false, 'nobody gives up before maxWaitMs');
+  mock.timers.tick(1);
+  await rejected;
   batches[0]!.finish();
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(batches[1]?.keys, [2], 'the queued key is still read once the batch ahead returns (nobody waits for it)');
