@@ -151,6 +151,10 @@ export interface BenchCluster {
  * Binaries: `--pg-bin=DIR`, else `pg_config --bindir`. As root it runs as the `postgres` OS user
  * (initdb refuses root) through `runuser`. Stopped and removed when the bench process exits, on
  * failure and Ctrl-C too.
+ *
+ * For diagnosis: `--pg-set=NAME=VALUE` (repeatable) adds a setting after those (e.g.
+ * `shared_preload_libraries=auto_explain`, `auto_explain.log_min_duration=0`), and
+ * `--pg-keep-log=FILE` copies the server's log there before the directory is removed.
  */
 export async function tmpfsCluster(port: number): Promise<BenchCluster> {
   const { spawnSync } = await import('node:child_process');
@@ -167,7 +171,9 @@ export async function tmpfsCluster(port: number): Promise<BenchCluster> {
     .query<{ name: string; setting: string }>(`select name, setting from pg_settings where source in ('configuration file', 'command line') order by name`)
     .finally(() => like.end());
   const skipped = /^(port|listen_addresses|unix_socket_|external_pid_file|cluster_name|data_directory|hba_file|ident_file|config_file|ssl|log|archive_|restore_command|primary_)/;
-  const settings = [...rows.filter((r) => !skipped.test(r.name) && r.name !== 'fsync' && r.name !== 'synchronous_commit').map((r) => `${r.name}=${r.setting}`), 'fsync=on', 'synchronous_commit=on'];
+  const extra = process.argv.filter((a) => a.startsWith('--pg-set=')).map((a) => a.slice(9));
+  const settings = [...rows.filter((r) => !skipped.test(r.name) && r.name !== 'fsync' && r.name !== 'synchronous_commit').map((r) => `${r.name}=${r.setting}`), 'fsync=on', 'synchronous_commit=on', ...extra];
+  const keepLog = process.argv.find((a) => a.startsWith('--pg-keep-log='))?.slice(14);
 
   const asRoot = process.getuid?.() === 0;
   const owner = asRoot ? { uid: Number(spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout), gid: Number(spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout) } : null;
@@ -185,6 +191,7 @@ export async function tmpfsCluster(port: number): Promise<BenchCluster> {
     stopped = true;
     try {
       if (fs.existsSync(path.join(dir, 'postmaster.pid'))) run('pg_ctl', ['-D', dir, '-m', 'immediate', '-w', 'stop']);
+      if (keepLog && fs.existsSync(path.join(dir, 'server.log'))) fs.copyFileSync(path.join(dir, 'server.log'), keepLog);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -2,7 +2,8 @@
  * Real-time load script: `npx tsx bench/realtime.ts [maxSubscribers] [--rounds=2] [--messages=20]
  * [--latency-seconds=5] [--client-procs=2] [--dialect=sqlite|postgres|both] [--only=latency]
  * [--shapes=1k,realistic] [--before=DIR] [--profile=DIR] [--only=memory] [--memory-rounds=2]
- * [--pg-cluster=disk|tmpfs] [--pg-cluster-port=N] [--pg-bin=DIR] [--cold]`.
+ * [--pg-cluster=disk|tmpfs] [--pg-cluster-port=N] [--pg-bin=DIR] [--pg-set=NAME=VALUE] [--pg-keep-log=FILE]
+ * [--cold]`.
  *
  * 1. Fan-out: N subscribers (1k/5k/10k, capped by maxSubscribers) receive bursts of publications,
  *    alternately from a raw `ws` broadcast server (JSON.stringify once, ws.send(string) to every socket)
@@ -17,6 +18,8 @@
  *    PostgreSQL is BENCH_DATABASE_URL's server (`--pg-cluster=disk`, the default), or with
  *    `--pg-cluster=tmpfs` a throwaway cluster in RAM with the same settings (lib.ts `tmpfsCluster`):
  *    the same statements and WAL flushes without the storage device, which shows our share alone.
+ *    For diagnosis, `--pg-set` adds a setting to that cluster (auto_explain, log_min_duration_statement…)
+ *    and `--pg-keep-log` keeps its server log.
  *    Before the rounds every seeded streamer receives one donation (the apps of both sides), as a
  *    service that has been running has seen its streamers; `--cold` leaves that out, so each
  *    donation of the realistic shape is its streamer's first in that process.
