@@ -16,7 +16,8 @@ import { cleanRedis, redisOrSkip, SECRET, startServer } from './helpers.js';
  * A Redis that accepts connections and never answers, then answers again: a TCP proxy to the
  * test Redis whose `stall()` stops carrying bytes both ways (new connections are accepted and
  * held the same way) and whose `resume()` lets everything held go through — what a Redis stopped
- * with SIGSTOP and continued looks like from here. Ports of this suite's range (47500–47599).
+ * with SIGSTOP and continued looks like from here. On a port the system picks: the two suites of
+ * .ci/run run this file at the same time.
  */
 class StallingProxy {
   stalled = false;
@@ -27,12 +28,12 @@ class StallingProxy {
     this.#server = server;
   }
 
-  static async start(port: number): Promise<StallingProxy> {
+  static async start(): Promise<StallingProxy> {
     const target = new URL(REDIS_URL);
     const server = net.createServer();
-    server.listen(port, '127.0.0.1');
+    server.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    const proxy = new StallingProxy(server, port);
+    const proxy = new StallingProxy(server, (server.address() as net.AddressInfo).port);
     server.on('connection', (client) => {
       const upstream = net.connect(Number(target.port || 6379), target.hostname);
       const pair: [net.Socket, net.Socket] = [client, upstream];
@@ -119,7 +120,7 @@ describe('a stalled Redis (accepts connections, never answers) fails the broker 
   });
 
   test('broker: publish, history and subscribe fail within their bound; once Redis answers, no publication is lost or doubled', { skip }, async () => {
-    const proxy = await StallingProxy.start(47511);
+    const proxy = await StallingProxy.start();
     const broker = new RedisBroker({ url: proxy.url, prefix: `${prefix}.b` });
     const heard: Publication[] = [];
     broker.setHandler((_channel, pub) => heard.push(pub));
@@ -158,7 +159,7 @@ describe('a stalled Redis (accepts connections, never answers) fails the broker 
   });
 
   test('a Redis replaced while stalled: what the held connection carried is lost to this node, so its subscriber is closed with 3010 and recovers it, never sent a gap', { skip }, async () => {
-    const proxy = await StallingProxy.start(47513);
+    const proxy = await StallingProxy.start();
     // Node A reaches Redis through the proxy; node B publishes straight to it.
     const a = await startServer({ broker: new RedisBroker({ url: proxy.url, prefix: `${prefix}.r` }) });
     const b = new RedisBroker({ url: REDIS_URL, prefix: `${prefix}.r` });
@@ -238,7 +239,7 @@ describe('a stalled Redis (accepts connections, never answers) fails the broker 
   });
 
   test('app: a subscribe gets 3004 (reconnect) instead of hanging, history error 100; a donation made meanwhile reaches its subscribers once when Redis answers', { skip }, async () => {
-    const proxy = await StallingProxy.start(47512);
+    const proxy = await StallingProxy.start();
     const t = await buildTestApp({ env: { REDIS_URL: proxy.url, REDIS_PREFIX: `${prefix}.app` } });
     const clients: RawClient[] = [];
     try {
