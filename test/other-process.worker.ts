@@ -1,17 +1,27 @@
 // The child side of test/other-process.ts: opens the database named by DATABASE_URL and runs the
 // calls it is sent, one module function at a time, until told to close.
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { envToConfig } from '../src/config/config.js';
 import { readEnv } from '../src/config/env.js';
 import { createDatabase } from '../src/db/database.js';
 
-// src/ beside this file as it runs: the compiled tree's under `npm test` (scripts/test.js), whose
-// import.meta.url names the .ts source, where only tsx finds a module by its .js name. Callers name
-// a module either way (`x.ts` or `x.js`); the compiled tree holds only the .js.
-const COMPILED = process.env.OPENALERTS_TEST_COMPILED;
-const SRC = COMPILED ? pathToFileURL(path.join(COMPILED, 'src/')) : new URL('../src/', import.meta.url);
-const moduleUrl = (module: string): string => new URL(COMPILED ? module.replace(/\.ts$/, '.js') : module, SRC).href;
+// The src/ modules callers may name (`x.ts` or `x.js`), each imported by a literal path: under
+// `npm test` (scripts/test.js) test/ and src/ are bundled, and a module exists there only as code
+// that some import reaches, not as a file at a name built at run time.
+const MODULES: Record<string, () => Promise<unknown>> = {
+  'modules/accounts/accounts.repository': () => import('../src/modules/accounts/accounts.repository.js'),
+  'modules/apps/apps.service': () => import('../src/modules/apps/apps.service.js'),
+  'modules/currencies/currencies.service': () => import('../src/modules/currencies/currencies.service.js'),
+  'modules/donations/donations.repository': () => import('../src/modules/donations/donations.repository.js'),
+  'modules/donations/donations.service': () => import('../src/modules/donations/donations.service.js'),
+  'modules/goals/goals.service': () => import('../src/modules/goals/goals.service.js'),
+  'modules/moderation/moderation.service': () => import('../src/modules/moderation/moderation.service.js'),
+  'modules/polls/polls.service': () => import('../src/modules/polls/polls.service.js'),
+};
+const load = (module: string): Promise<unknown> => {
+  const loader = MODULES[module.replace(/\.[jt]s$/, '')];
+  if (!loader) throw new Error(`src/${module} is not one test/other-process.worker.ts can call: add it to MODULES there`);
+  return loader();
+};
 
 const config = envToConfig(readEnv({ DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: process.cwd() }));
 const database = createDatabase(config.database);
@@ -24,7 +34,7 @@ process.on('message', async (message: { id: number; module: string; fn: string; 
   }
   const { id, module, fn, args } = message;
   try {
-    const exports = (await import(moduleUrl(module))) as Record<string, (...a: unknown[]) => unknown>;
+    const exports = (await load(module)) as Record<string, (...a: unknown[]) => unknown>;
     if (typeof exports[fn] !== 'function') throw new Error(`src/${module} exports no function ${fn}`);
     process.send!({ id, ok: true, value: await exports[fn](database.db, ...args) });
   } catch (err) {
