@@ -315,6 +315,36 @@ async function pgQuery<T>(text: string, values: unknown[] = []): Promise<T[]> {
   }
 }
 
+/**
+ * `--pg-statements` (PostgreSQL with pg_stat_statements preloaded and created, e.g. a cluster of
+ * lib.ts `tmpfsCluster` with `shared_preload_libraries=pg_stat_statements`): each round starts from
+ * a reset of the statistics and reads them after its drain — per statement its calls, rows,
+ * executor and planner time (wall clock in the backend), WAL, and buffers dirtied. Every statement
+ * of the round is there: the requests', the dispatcher's, and the other server's idle polls.
+ * With it, the per-table counters of the round's server (`pg_stat_user_tables`: rows inserted,
+ * updated, HOT-updated, dead).
+ */
+interface StatementStats { query: string; calls: number; rows: number; execMs: number; planMs: number; walBytes: number; walRecords: number; walFpi: number; dirtied: number; hit: number }
+async function resetStatements(): Promise<void> {
+  await pgQuery('select pg_stat_statements_reset()');
+}
+async function readStatements(): Promise<StatementStats[]> {
+  // Wait for the WAL and the statistics of asynchronously committed statements to settle.
+  await new Promise((r) => setTimeout(r, 200));
+  const rows = await pgQuery<Record<string, string>>(
+    `select query, calls, rows, total_exec_time, total_plan_time, wal_bytes, wal_records, wal_fpi, shared_blks_dirtied, shared_blks_hit
+     from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())`,
+  );
+  return rows.map((r) => ({ query: r.query!, calls: Number(r.calls), rows: Number(r.rows), execMs: Number(r.total_exec_time), planMs: Number(r.total_plan_time), walBytes: Number(r.wal_bytes), walRecords: Number(r.wal_records), walFpi: Number(r.wal_fpi), dirtied: Number(r.shared_blks_dirtied), hit: Number(r.shared_blks_hit) }));
+}
+async function tableCounters(serverPid: number): Promise<Record<string, { ins: number; upd: number; hot: number; del: number; dead: number }>> {
+  const rows = await pgQuery<Record<string, string>>(
+    `select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del, n_dead_tup from pg_stat_user_tables where schemaname like $1`,
+    [`bench\\_${serverPid}\\_%`],
+  );
+  return Object.fromEntries(rows.map((r) => [r.relname!, { ins: Number(r.n_tup_ins), upd: Number(r.n_tup_upd), hot: Number(r.n_tup_hot_upd), del: Number(r.n_tup_del), dead: Number(r.n_dead_tup) }]));
+}
+
 async function main(): Promise<void> {
   const rounds = numberArg('rounds', 5);
   const seconds = numberArg('seconds', 5);
@@ -333,6 +363,7 @@ async function main(): Promise<void> {
   const walSchemaAt = process.argv.indexOf('--wal-schema');
   const walSchema = dialect === 'postgres' && walSchemaAt > 0 ? process.argv[walSchemaAt + 1]! : null;
   if (walSchema && !/^[a-z_][a-z0-9_]*$/.test(walSchema)) throw new Error('--wal-schema: a plain schema name');
+  const statements = dialect === 'postgres' && process.argv.includes('--pg-statements');
   const receiverChild = fork(fileURLToPath(import.meta.url), ['--receiver-process'], { execArgv: ['--import', 'tsx'] });
   await new Promise((r) => receiverChild.once('spawn', r));
   // The receiver stands in for a remote endpoint, whose CPU is not the service's: at nice 19 it takes
@@ -396,6 +427,7 @@ async function main(): Promise<void> {
     await openLoop(`${serverOf(side).ready.url}/bench/donate/${userOf(side)}`, rate, 1);
     await drained(serverOf(side).ready.url);
   }
+  const statementsOf = new Map<string, { statements: StatementStats[]; tables: unknown; postgresCpuMs: number; ok: number; deliveries: number }>();
   const results = await alternateRounds(
     rounds,
     sides,
@@ -408,6 +440,8 @@ async function main(): Promise<void> {
       await serverStats(base);
       const outside = await outsideCpu(serverOf(side));
       const walFrom = walSchema ? await walPosition() : null;
+      const countersFrom = statements ? await tableCounters(serverOf(side).child.pid!) : null;
+      if (statements) await resetStatements();
       const url = `${base}/bench/donate/${userOf(side)}`;
       let request: { rps: number; p50: number; p99: number; ok: number; lateStarts?: number };
       if (side.startsWith('closed')) {
@@ -423,6 +457,9 @@ async function main(): Promise<void> {
       // Round and drain together: the deliveries of a round may finish in its drain.
       const outsideMs = await outsideCpuMs(serverOf(side), outside);
       const wal = walSchema ? await walOfServer(walSchema, serverOf(side).child.pid!, walFrom!) : null;
+      const pgStatements = statements ? await readStatements() : null;
+      const tables = countersFrom ? await tableCounters(serverOf(side).child.pid!).then((now) => Object.fromEntries(Object.entries(now).map(([t, c]) => [t, { ins: c.ins - (countersFrom[t]?.ins ?? 0), upd: c.upd - (countersFrom[t]?.upd ?? 0), hot: c.hot - (countersFrom[t]?.hot ?? 0), del: c.del - (countersFrom[t]?.del ?? 0), deadAfter: c.dead }]))) : null;
+      if (pgStatements) statementsOf.set(`${side}/${statementsOf.size}`, { statements: pgStatements, tables, postgresCpuMs: outsideMs.postgresCpuMs, ok: request.ok, deliveries: (await received()) - before });
       load.push(os.loadavg()[0]!);
       return { ...request, deliveries: (await received()) - before, server: { ...duringRequests, drainCpuMs: drain.cpuMs, drainMainThreadCpuMs: drain.mainThreadCpuMs, drainDispatcherThreadCpuMs: drain.dispatcherThreadCpuMs, drainLoopBusyMs: drain.loopBusyMs, ...outsideMs, walBytes: wal?.bytes ?? null, walRecords: wal?.records ?? null, walFpiBytes: wal?.fpiBytes ?? null, walBytesByRelation: wal?.byRelation ?? null }, load1m: os.loadavg()[0]! };
     },
@@ -457,6 +494,9 @@ async function main(): Promise<void> {
   await srv.stop();
   await srvBefore?.stop();
   receiverChild.disconnect();
+  // --pg-statements: every round's statements and table counters, for the reader to sum (--pg-statements-out FILE).
+  const statementsOutAt = process.argv.indexOf('--pg-statements-out');
+  if (statements && statementsOutAt > 0) fs.writeFileSync(process.argv[statementsOutAt + 1]!, JSON.stringify(Object.fromEntries(statementsOf), null, 1));
 
   type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number; drainDispatcherThreadCpuMs: number | null; postgresCpuMs: number; receiverCpuMs: number; walBytes: number | null; walRecords: number | null; walFpiBytes: number | null }; deliveries: number };
   const rows = (side: Side) => ((results as Partial<Record<Side, Row[]>>)[side] ?? []);
