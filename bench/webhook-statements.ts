@@ -13,14 +13,18 @@
  * foreign-key checks its rows fire, its commit.
  *
  * Forms (`--forms a,b`), each in turn, `--repeat` times:
- * - `values`: the statements as served before this bench (Kysely's multi-row `values` lists; a
- *   new text, so a new parse and plan, for every length);
- * - `arrays`: the same rows as arrays (`unnest`), one text per statement kind, prepared once per
- *   connection; the lease renewal writes a subscription's row only when its lease is half spent;
- * - `arrays-renew-always`: `arrays` with every lease renewed by every record (as `values`);
- * - `arrays-unnamed`: `arrays` sent unnamed (parsed and planned every time, as `values`);
- * - `arrays-custom-plans`: `arrays` with `plan_cache_mode = force_custom_plan` (parsed once, planned
- *   every time);
+ * - `values`: as served before (Kysely's multi-row `values` lists: a new text, so a new parse and
+ *   plan, for every length; every lease renewed by every record);
+ * - `arrays`: as served now — the fan-out's insert takes its rows as arrays (`unnest`, each event's
+ *   body once), one text, a named statement (parsed once per connection, soon a generic plan); the
+ *   delivered record too, sent unnamed (planned with its ids each time), renewing a lease only when
+ *   less than 3/4 of it is left;
+ * - `arrays-renew-always`: `arrays`, every lease renewed by every record;
+ * - `arrays-named-record`: `arrays`, the delivered record a named statement too (a generic plan:
+ *   not served, see webhooks.repository.ts `deliveredRecord`);
+ * - `arrays-unnamed`: `arrays-named-record` with both statements sent unnamed;
+ * - `arrays-custom-plans`: `arrays-named-record` with `plan_cache_mode = force_custom_plan` (parsed
+ *   once, planned every time);
  * - `row-arrays-custom-plans`: as `arrays-custom-plans`, the fan-out's columns one array each, a
  *   body per delivery (no subscript of an array per row).
  */
@@ -28,7 +32,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import { BENCH_PG_URL, median, numberArg, printReport } from './lib.js';
 
-const FORMS = ['values', 'arrays-unnamed', 'arrays-renew-always', 'arrays-custom-plans', 'arrays', 'row-arrays-custom-plans'] as const;
+const FORMS = ['values', 'arrays', 'arrays-renew-always', 'arrays-named-record', 'arrays-unnamed', 'arrays-custom-plans', 'row-arrays-custom-plans'] as const;
 type Form = (typeof FORMS)[number];
 const EVENTS = 50;
 const SUBSCRIPTIONS = 10;
@@ -70,7 +74,8 @@ async function measure(form: Form, rounds: number): Promise<Record<Kind, { cpuUs
     await client.query(`set search_path = ${schema}; set synchronous_commit = off`);
     if (form.endsWith('custom-plans')) await client.query('set plan_cache_mode = force_custom_plan');
     // Named statements are per connection and per text; the schema is the search_path's.
-    const named = (name: string) => (form === 'arrays-unnamed' ? {} : { name });
+    const namedRecord = form === 'arrays-named-record' || form.endsWith('custom-plans');
+    const named = (name: string) => (form === 'arrays-unnamed' || (name === 'delivered' && !namedRecord) ? {} : { name });
     for (const statement of SCHEMA) await client.query(statement);
     const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
     let counting = false;

@@ -29,6 +29,11 @@ export function statementName(text: string): string | undefined {
  * statement on PostgreSQL. Its text must be the same on every call: only its parameters vary.
  */
 export function executeNamed<R>(db: Kysely<any>, compiled: CompiledQuery<R>): Promise<QueryResult<R>> {
+  return db.executeQuery(prepared(compiled));
+}
+
+/** Opts `compiled`'s text in (see executeNamed), for a statement built ahead and run later. */
+export function prepared<R>(compiled: CompiledQuery<R>): CompiledQuery<R> {
   if (names.size < MAX_NAMES && !names.has(compiled.sql)) names.set(compiled.sql, `openalerts_${names.size + 1}`);
-  return db.executeQuery(compiled);
+  return compiled;
 }

@@ -42,6 +42,12 @@ const RECORD_GATHER_MS = 10;
  * send twice, at most.
  */
 export const MAX_UNRECORDED = 8;
+/**
+ * The share of a lease a record leaves at least: on PostgreSQL a delivered record renews a lease only
+ * once less than this is left (repo.deliveredRecord). Longer than an attempt can take, so a queue
+ * never stops for a lease it holds (leaseTooShort in #deliverQueue): 3/4 of 3 × timeout + 5 s.
+ */
+const LEASE_KEPT = 0.75;
 /** How long a queue that ran empty keeps its lease, waiting for the next event (see #deliverQueue). */
 const LINGER_MS = 2_000;
 
@@ -219,10 +225,14 @@ export class WebhookDispatcher {
     const groups: FanOutGroup[] = [];
     let eventIds: number[] = [];
     let rows: Insertable<WebhookDeliveriesTable>[] = [];
+    let events: { messageId: string; eventType: string; body: string; subscriptionIds: number[] }[] = [];
     const close = () => {
-      groups.push({ eventIds, inserts: rows.length > 0 ? repo.deliveryInserts(db, rows) : [], subscriptionIds: new Set(rows.map((r) => r.subscription_id)) });
+      // PostgreSQL: one statement of one text for any batch (repo.deliveryInsertArrays); SQLite: `values` lists.
+      const inserts = rows.length === 0 ? [] : this.#database.dialect === 'postgres' ? [repo.deliveryInsertArrays(events, now)] : repo.deliveryInserts(db, rows);
+      groups.push({ eventIds, inserts, subscriptionIds: new Set(rows.map((r) => r.subscription_id)) });
       eventIds = [];
       rows = [];
+      events = [];
     };
     plan.events.forEach((event, i) => {
       const item = plan.owned[i] ?? null;
@@ -237,6 +247,7 @@ export class WebhookDispatcher {
       if (eventIds.length > 0 && rows.length + eventRows.length > groupRows) close();
       eventIds.push(event.id);
       rows.push(...eventRows);
+      if (eventRows.length > 0) events.push({ messageId: `msg_${event.id}`, eventType: event.type, body: plan.bodies[i]!, subscriptionIds: eventRows.map((r) => r.subscription_id) });
     });
     if (eventIds.length > 0) close();
     return groups;
@@ -358,7 +369,8 @@ export class WebhookDispatcher {
       const from = Date.now();
       const recorded = this.#records.submit(attempt).then(
         (held) => {
-          if (held) leaseUntil = Math.max(leaseUntil, from + this.#leaseMs);
+          // A held lease runs at least LEASE_KEPT of a lease past the record (repo.deliveredRecord).
+          if (held) leaseUntil = Math.max(leaseUntil, from + this.#leaseMs * LEASE_KEPT);
           else lost = true;
         },
         (err: unknown) => {
@@ -457,7 +469,7 @@ export class WebhookDispatcher {
     const db = this.#database.db;
     if (this.#database.dialect === 'postgres' && items.every((i) => isDelivered(i.result.statusCode))) {
       // The usual batch: all delivered. One statement: the marks, each with its attempt, and the lease renewal.
-      const record = repo.deliveredRecord(db, items.map(attemptRecord(now)), items.map((i) => i.subscriptionId), owner, now + this.#leaseMs, now);
+      const record = repo.deliveredRecord(items.map(attemptRecord(now)), items.map((i) => i.subscriptionId), owner, now + this.#leaseMs, now + this.#leaseMs * LEASE_KEPT, now);
       const held = await this.#write((tx) => repo.runLeaseRenewal(tx, record));
       return items.map((i) => ({ ok: true, value: held.has(i.subscriptionId) }));
     }

@@ -1,4 +1,5 @@
-import { sql, type CompiledQuery, type Insertable, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Kysely } from 'kysely';
+import { prepared } from '../../db/named-statements.js';
 import type { DB } from '../../db/schema.js';
 import type { AttemptRow, DeliveryRow, StatusReason, SubscriptionRow, WebhookDeliveriesTable } from './webhooks.table.js';
 
@@ -303,22 +304,62 @@ export function attemptInserts(db: Kysely<DB>, attempts: AttemptRecord[]): Compi
  * PostgreSQL: a batch of attempts that all delivered (2xx), recorded in one statement — each
  * delivery marked delivered with its attempt (status code, latency, response excerpt) on its own
  * row instead of a log row in webhook_attempts (the mark rewrites that row anyway; attemptsOf reads
- * it back as the last attempt), and the leases of `renew` extended while `owner` still holds them;
- * answers those it still holds. One statement is one transaction by itself: on a connection that
- * commits asynchronously (the dispatcher's) it needs no BEGIN and COMMIT either.
+ * it back as the last attempt); answers the subscriptions of `renew` that `owner` still holds. Their
+ * leases are extended to `leaseUntil` only where less than `renewBelow` is left: the dispatcher
+ * records a batch every few milliseconds, and renewing on each wrote every queue's subscription row
+ * again and again (a third of a row version per delivered message); so a held lease always has at
+ * least until `renewBelow` after this. One statement is one transaction by itself: on a connection
+ * that commits asynchronously (the dispatcher's) it needs no BEGIN and COMMIT either.
+ *
+ * Sent unnamed, so planned for each batch with its ids: a named statement's generic plan, made while
+ * the table was small, joins the ids to a sequential scan of it, and would keep doing so as the table
+ * grows until the next ANALYZE (bench/README.md, "fewer CPU per statement").
  */
-export function deliveredRecord(db: Kysely<DB>, attempts: AttemptRecord[], renew: number[], owner: string, leaseUntil: number, now: number): CompiledQuery<{ id: number }> {
-  const done = attempts.map((a) => sql`(${a.deliveryId}::bigint, ${a.statusCode}::integer, ${a.latencyMs}::integer, ${a.excerpt}::text)`);
-  return sql<{ id: number }>`
-    with marked as (
-      update webhook_deliveries d set status = 'delivered', finished_at = ${now}, attempts = d.attempts + 1, last_status_code = v.code, last_error = null,
-        delivered_latency_ms = v.latency, delivered_excerpt = v.excerpt
-      from (values ${sql.join(done)}) as v (id, code, latency, excerpt) where d.id = v.id
-    )
-    update webhook_subscriptions set lease_until = ${leaseUntil}
-    where id in (${sql.join([...new Set(renew)])}) and lease_owner = ${owner} and status = 'active'
-    returning id`.compile(db);
+export function deliveredRecord(attempts: AttemptRecord[], renew: number[], owner: string, leaseUntil: number, renewBelow: number, now: number): CompiledQuery<{ id: number }> {
+  return CompiledQuery.raw(DELIVERED_RECORD, [
+    now,
+    attempts.map((a) => a.deliveryId),
+    attempts.map((a) => a.statusCode),
+    attempts.map((a) => a.latencyMs),
+    attempts.map((a) => a.excerpt),
+    [...new Set(renew)],
+    owner,
+    leaseUntil,
+    renewBelow,
+  ]) as CompiledQuery<{ id: number }>;
 }
+const DELIVERED_RECORD = `with marked as (
+    update webhook_deliveries d set status = 'delivered', finished_at = $1, attempts = d.attempts + 1, last_status_code = v.code, last_error = null,
+      delivered_latency_ms = v.latency, delivered_excerpt = v.excerpt
+    from unnest($2::bigint[], $3::integer[], $4::integer[], $5::text[]) as v (id, code, latency, excerpt) where d.id = v.id
+  ), renewed as (
+    update webhook_subscriptions set lease_until = $8
+    where id = any($6::bigint[]) and lease_owner = $7 and status = 'active' and lease_until < $9
+  )
+  select id from webhook_subscriptions where id = any($6::bigint[]) and lease_owner = $7 and status = 'active'`;
+
+/**
+ * PostgreSQL: the deliveries of a fan-out batch in one statement, each event's message id, type and
+ * body once and per delivery its subscription and event, as arrays: one text for every batch, so a
+ * named statement, parsed once per connection and soon run on a generic plan — planning a `values`
+ * list of hundreds of rows, with a new text for each length, was about 40 % of the insert's CPU. The plan
+ * reads no table (the arrays alone), so a generic one cannot go bad as the tables grow. Rows are
+ * inserted, and so numbered, in the order given: each subscription's in event order.
+ */
+export function deliveryInsertArrays(events: readonly { messageId: string; eventType: string; body: string; subscriptionIds: readonly number[] }[], now: number): CompiledQuery {
+  const subscriptions: number[] = [];
+  const eventOf: number[] = [];
+  events.forEach((e, i) => {
+    for (const id of e.subscriptionIds) {
+      subscriptions.push(id);
+      eventOf.push(i + 1);
+    }
+  });
+  return prepared(CompiledQuery.raw(DELIVERY_INSERT, [subscriptions, eventOf, events.map((e) => e.messageId), events.map((e) => e.eventType), events.map((e) => e.body), now]));
+}
+const DELIVERY_INSERT = `insert into webhook_deliveries (subscription_id, message_id, event_type, body, status, next_attempt_at, window_start, created_at)
+  select r.subscription_id, ($3::text[])[r.event], ($4::text[])[r.event], ($5::text[])[r.event], 'pending', $6, $6, $6
+  from unnest($1::bigint[], $2::integer[]) as r (subscription_id, event)`;
 
 /** Deliveries whose attempt just got `statusCode` (2xx): delivered, one statement for all of them. */
 export function deliveredMark(db: Kysely<DB>, ids: number[], statusCode: number, now: number): CompiledQuery {
