@@ -132,6 +132,34 @@ async function postgresSchema(): Promise<{ env: { DATABASE_URL: string }; drop()
   return { env: { DATABASE_URL: url.toString() }, drop: () => admin(`drop schema ${schema} cascade`) };
 }
 
+/** A `donation.created` webhook body of the usual size (about 450 bytes), for the row benches. */
+export const WEBHOOK_BENCH_BODY = JSON.stringify({
+  type: 'donation.created',
+  timestamp: '2026-11-28T15:00:00.000Z',
+  data: { id: 123456, name: 'donation', username: 'bench', message_type: 'text', message: 'Great stream, keep going!', payin_system: null, amount: 5, currency: 'USD', is_shown: 0, amount_in_user_currency: 5, recipient_name: 'streamer', recipient: { user_id: 1, code: 'streamer', name: 'streamer', avatar: null }, created_at: '2026-11-28 15:00:00', shown_at: null, reason: 'Donation' },
+});
+
+/**
+ * One connection of BENCH_PG_URL in a schema of its own, created for `fn` with `statements` and
+ * dropped after it, committing asynchronously as the webhook dispatcher's connections do; `fn` gets
+ * the connection and its backend's pid (for its CPU in /proc).
+ */
+export async function inScratchSchema<T>(schema: string, statements: readonly string[], fn: (client: import('pg').Client, pid: number) => Promise<T>): Promise<T> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: BENCH_PG_URL });
+  await client.connect();
+  try {
+    await client.query(`create schema ${schema}`);
+    await client.query(`set search_path = ${schema}; set synchronous_commit = off`);
+    for (const statement of statements) await client.query(statement);
+    const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+    return await fn(client, pid);
+  } finally {
+    await client.query(`drop schema ${schema} cascade`).catch(() => {});
+    await client.end();
+  }
+}
+
 /** A PostgreSQL cluster started for one bench run, with its connection URL. */
 export interface BenchCluster {
   url: string;

@@ -26,7 +26,7 @@
  */
 import fs from 'node:fs';
 import pg from 'pg';
-import { BENCH_PG_URL, median, numberArg, printReport } from './lib.js';
+import { inScratchSchema, median, numberArg, printReport, WEBHOOK_BENCH_BODY } from './lib.js';
 
 const LAYOUTS = ['copy', 'delivered-on-row', 'shared', 'shared-no-message-index', 'pending-table'] as const;
 type Layout = (typeof LAYOUTS)[number];
@@ -34,11 +34,7 @@ const EVENTS = 50;
 const SUBSCRIPTIONS = 10;
 const BATCH = 25;
 
-const body = JSON.stringify({
-  type: 'donation.created',
-  timestamp: '2026-11-28T15:00:00.000Z',
-  data: { id: 123456, name: 'donation', username: 'bench', message_type: 'text', message: 'Great stream, keep going!', payin_system: null, amount: 5, currency: 'USD', is_shown: 0, amount_in_user_currency: 5, recipient_name: 'streamer', recipient: { user_id: 1, code: 'streamer', name: 'streamer', avatar: null }, created_at: '2026-11-28 15:00:00', shown_at: null, reason: 'Donation' },
-});
+const body = WEBHOOK_BENCH_BODY;
 
 const shared = (layout: Layout) => layout !== 'copy' && layout !== 'delivered-on-row';
 
@@ -114,14 +110,7 @@ const cpuMsOf = (pid: number) => {
 };
 
 async function measure(layout: Layout, rounds: number, walSchema: string | null): Promise<{ cpuUs: number; walBytes: number | null; walRecords: number | null; hotShare: number }> {
-  const schema = `bench_rows_${process.pid}_${layout.replace(/-/g, '_')}`;
-  const client = new pg.Client({ connectionString: BENCH_PG_URL });
-  await client.connect();
-  try {
-    await client.query(`create schema ${schema}`);
-    await client.query(`set search_path = ${schema}; set synchronous_commit = off`);
-    for (const statement of schemaOf(layout)) await client.query(statement);
-    const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+  return inScratchSchema(`bench_rows_${process.pid}_${layout.replace(/-/g, '_')}`, schemaOf(layout), async (client, pid) => {
     let event = 1;
     const plain = (text: string, values?: unknown[]) => client.query(text, values);
     // Warm: the plans cached, the tables past their first pages.
@@ -150,12 +139,9 @@ async function measure(layout: Layout, rounds: number, walSchema: string | null)
     }
     // The statistics collector's view may lag a little: a share, not an exact count.
     await new Promise((r) => setTimeout(r, 600));
-    const stats = (await client.query<{ upd: string; hot: string }>(`select n_tup_upd as upd, n_tup_hot_upd as hot from pg_stat_user_tables where schemaname = $1 and relname = 'webhook_deliveries'`, [schema])).rows[0];
+    const stats = (await client.query<{ upd: string; hot: string }>(`select n_tup_upd as upd, n_tup_hot_upd as hot from pg_stat_user_tables where schemaname = current_schema() and relname = 'webhook_deliveries'`)).rows[0];
     return { cpuUs: +cpuUs.toFixed(1), walBytes, walRecords, hotShare: stats && Number(stats.upd) > 0 ? +(Number(stats.hot) / Number(stats.upd)).toFixed(2) : 0 };
-  } finally {
-    await client.query(`drop schema ${schema} cascade`).catch(() => {});
-    await client.end();
-  }
+  });
 }
 
 const rounds = numberArg('rounds', 40);
