@@ -5,6 +5,11 @@ import { IN_CI } from '../helper.js';
 
 /** Debian's chromium; a browser is never downloaded. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
+/**
+ * All but --disable-gpu repeat what Playwright passes anyway (its `chromiumSwitches`). Flags that
+ * share or limit renderers, drop the spare renderer or move the GPU process in made no measurable
+ * difference to the tests' CPU (bench/README.md, "Test files and CI time", chromecpu).
+ */
 export const CHROMIUM_ARGS = [
   '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
 ];
@@ -70,8 +75,16 @@ export class ChromiumPages {
   }
 }
 
-/** Saves test-artifacts/screenshots/<name>.png (the folder is git-ignored). */
-export async function screenshot(page: Page, name: string, opts: { fullPage?: boolean } = {}): Promise<string> {
+/**
+ * Screenshots are for a person to look at; no test reads them. They are taken only when asked
+ * (`OPENALERTS_SCREENSHOTS=1 npm test -- <files>`): a full-page capture re-lays out and rasters
+ * the whole page and Chromium encodes it as PNG, about a seventh of the languages file's CPU.
+ */
+export const SCREENSHOTS = process.env.OPENALERTS_SCREENSHOTS === '1';
+
+/** Saves test-artifacts/screenshots/<name>.png (the folder is git-ignored) when SCREENSHOTS; its path, or null. */
+export async function screenshot(page: Page, name: string, opts: { fullPage?: boolean } = {}): Promise<string | null> {
+  if (!SCREENSHOTS) return null;
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const file = path.join(SCREENSHOT_DIR, `${name}.png`);
   await page.screenshot({ path: file, fullPage: opts.fullPage ?? true });
