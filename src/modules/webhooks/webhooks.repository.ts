@@ -344,7 +344,9 @@ const DELIVERED_RECORD = `with marked as (
  * named statement, parsed once per connection and soon run on a generic plan — planning a `values`
  * list of hundreds of rows, with a new text for each length, was about 40 % of the insert's CPU. The plan
  * reads no table (the arrays alone), so a generic one cannot go bad as the tables grow. Rows are
- * inserted, and so numbered, in the order given: each subscription's in event order.
+ * inserted, and so numbered, in the order given — each subscription's in event order — which the
+ * ORDER BY on the arrays' ordinality states: without it a function scan's row order holds in
+ * practice but is not promised, and the queue delivers by id.
  */
 export function deliveryInsertArrays(events: readonly { messageId: string; eventType: string; body: string; subscriptionIds: readonly number[] }[], now: number): CompiledQuery {
   const subscriptions: number[] = [];
@@ -359,7 +361,8 @@ export function deliveryInsertArrays(events: readonly { messageId: string; event
 }
 const DELIVERY_INSERT = `insert into webhook_deliveries (subscription_id, message_id, event_type, body, status, next_attempt_at, window_start, created_at)
   select r.subscription_id, ($3::text[])[r.event], ($4::text[])[r.event], ($5::text[])[r.event], 'pending', $6, $6, $6
-  from unnest($1::bigint[], $2::integer[]) as r (subscription_id, event)`;
+  from unnest($1::bigint[], $2::integer[]) with ordinality as r (subscription_id, event, n)
+  order by r.n`;
 
 /** Deliveries whose attempt just got `statusCode` (2xx): delivered, one statement for all of them. */
 export function deliveredMark(db: Kysely<DB>, ids: number[], statusCode: number, now: number): CompiledQuery {
