@@ -225,14 +225,10 @@ export class WebhookDispatcher {
     const groups: FanOutGroup[] = [];
     let eventIds: number[] = [];
     let rows: Insertable<WebhookDeliveriesTable>[] = [];
-    let events: { messageId: string; eventType: string; body: string; subscriptionIds: number[] }[] = [];
     const close = () => {
-      // PostgreSQL: one statement of one text for any batch (repo.deliveryInsertArrays); SQLite: `values` lists.
-      const inserts = rows.length === 0 ? [] : this.#database.dialect === 'postgres' ? [repo.deliveryInsertArrays(events, now)] : repo.deliveryInserts(db, rows);
-      groups.push({ eventIds, inserts, subscriptionIds: new Set(rows.map((r) => r.subscription_id)) });
+      groups.push({ eventIds, inserts: repo.fanOutInserts(db, rows), subscriptionIds: new Set(rows.map((r) => r.subscription_id)) });
       eventIds = [];
       rows = [];
-      events = [];
     };
     plan.events.forEach((event, i) => {
       const item = plan.owned[i] ?? null;
@@ -247,7 +243,6 @@ export class WebhookDispatcher {
       if (eventIds.length > 0 && rows.length + eventRows.length > groupRows) close();
       eventIds.push(event.id);
       rows.push(...eventRows);
-      if (eventRows.length > 0) events.push({ messageId: `msg_${event.id}`, eventType: event.type, body: plan.bodies[i]!, subscriptionIds: eventRows.map((r) => r.subscription_id) });
     });
     if (eventIds.length > 0) close();
     return groups;

@@ -1,4 +1,5 @@
 import { CompiledQuery, sql, type Insertable, type Kysely } from 'kysely';
+import { dialectOf } from '../../db/dialect.js';
 import { prepared } from '../../db/named-statements.js';
 import type { DB } from '../../db/schema.js';
 import type { AttemptRow, DeliveryRow, StatusReason, SubscriptionRow, WebhookDeliveriesTable } from './webhooks.table.js';
@@ -185,6 +186,15 @@ export function deliveryInserts(db: Kysely<DB>, rows: Insertable<WebhookDeliveri
   return statements;
 }
 
+/**
+ * A fan-out's deliveries (an event's rows next to each other, each pending and due when written),
+ * built ahead: on PostgreSQL one statement of arrays (fanOutInsertArrays), on SQLite `values` lists.
+ */
+export function fanOutInserts(db: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[]): CompiledQuery[] {
+  if (rows.length === 0) return [];
+  return dialectOf(db) === 'postgres' ? [fanOutInsertArrays(rows)] : deliveryInserts(db, rows);
+}
+
 export async function insertDelivery(tx: Kysely<DB>, row: Insertable<WebhookDeliveriesTable>): Promise<DeliveryRow> {
   return tx.insertInto('webhook_deliveries').values(row).returningAll().executeTakeFirstOrThrow();
 }
@@ -347,17 +357,26 @@ const DELIVERED_RECORD = `with marked as (
  * inserted, and so numbered, in the order given — each subscription's in event order — which the
  * ORDER BY on the arrays' ordinality states: without it a function scan's row order holds in
  * practice but is not promised, and the queue delivers by id.
+ *
+ * `rows` are a fan-out's (fanOutInserts): an event's rows next to each other, all pending and due
+ * when written (the first row's `created_at` stands for all).
  */
-export function deliveryInsertArrays(events: readonly { messageId: string; eventType: string; body: string; subscriptionIds: readonly number[] }[], now: number): CompiledQuery {
+function fanOutInsertArrays(rows: Insertable<WebhookDeliveriesTable>[]): CompiledQuery {
   const subscriptions: number[] = [];
   const eventOf: number[] = [];
-  events.forEach((e, i) => {
-    for (const id of e.subscriptionIds) {
-      subscriptions.push(id);
-      eventOf.push(i + 1);
+  const messageIds: string[] = [];
+  const eventTypes: string[] = [];
+  const bodies: string[] = [];
+  for (const row of rows) {
+    if (messageIds.at(-1) !== row.message_id) {
+      messageIds.push(row.message_id);
+      eventTypes.push(row.event_type);
+      bodies.push(row.body);
     }
-  });
-  return prepared(CompiledQuery.raw(DELIVERY_INSERT, [subscriptions, eventOf, events.map((e) => e.messageId), events.map((e) => e.eventType), events.map((e) => e.body), now]));
+    subscriptions.push(row.subscription_id);
+    eventOf.push(messageIds.length);
+  }
+  return prepared(CompiledQuery.raw(DELIVERY_INSERT, [subscriptions, eventOf, messageIds, eventTypes, bodies, rows[0]!.created_at]));
 }
 const DELIVERY_INSERT = `insert into webhook_deliveries (subscription_id, message_id, event_type, body, status, next_attempt_at, window_start, created_at)
   select r.subscription_id, ($3::text[])[r.event], ($4::text[])[r.event], ($5::text[])[r.event], 'pending', $6, $6, $6
