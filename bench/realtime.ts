@@ -14,7 +14,9 @@
  *    deliveries, alternating the node alone (publish → subscriber) and the whole service (`buildApp`
  *    on SQLite and/or PostgreSQL: donation created → commit → outbox relay → node → subscriber).
  *    With SQLite, each round also times each donation's COMMIT statement (its WAL write and fsync)
- *    and a raw storage flush floor in TMPDIR (a WAL-sized file, a commit's frames, fsync).
+ *    and a raw storage flush floor in TMPDIR (a WAL-sized file, a commit's frames, fsync). With
+ *    PostgreSQL, a floor of its own in each round: a one-row durable INSERT and a `select 1` on the
+ *    same server, paced alike (postgresFloor) — the least any commit-then-publish path adds.
  *    PostgreSQL is BENCH_DATABASE_URL's server (`--pg-cluster=disk`, the default), or with
  *    `--pg-cluster=tmpfs` a throwaway cluster in RAM with the same settings (lib.ts `tmpfsCluster`):
  *    the same statements and WAL flushes without the storage device, which shows our share alone.
@@ -664,6 +666,43 @@ async function storageFloor(rate: number, seconds: number): Promise<{ paced: Uin
 }
 
 /**
+ * The PostgreSQL floor, measured in the same run on the server the app servers use: a one-row
+ * INSERT committed durably (synchronous_commit on, as a donation's write), sent on its own
+ * connection from this process at the shape's rate — what any service that commits a donation
+ * before it publishes it adds to the node alone's path, with nothing of ours in it. Then `select 1`
+ * at the same pace: the round trip and the backend's wake-up alone, without a commit.
+ */
+async function postgresFloor(rate: number, seconds: number): Promise<{ insert: Uint32Array; roundTrip: Uint32Array }> {
+  const { default: pg } = await import('pg');
+  // Read now: --pg-cluster=tmpfs sets it after the modules were loaded.
+  const client = new pg.Client({ connectionString: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test' });
+  await client.connect();
+  const schema = `bench_floor_${process.pid}`;
+  try {
+    await client.query(`create schema if not exists ${schema}`);
+    await client.query(`create table if not exists ${schema}.floor (id bigserial primary key, v integer not null)`);
+    const paced = async (count: number, statement: { name: string; text: string; values?: unknown[] }) => {
+      const hist = newHistogram();
+      const start = now();
+      for (let i = 0; i < count; i++) {
+        const wait = start + (i * 1000) / rate - now();
+        if (wait > 0) await sleep(wait);
+        const t0 = now();
+        await client.query(statement);
+        record(hist, now() - t0);
+      }
+      return hist;
+    };
+    const insert = await paced(Math.round(rate * seconds), { name: 'floor-insert', text: `insert into ${schema}.floor (v) values ($1)`, values: [1] });
+    const roundTrip = await paced(Math.round((rate * seconds) / 2), { name: 'floor-select', text: 'select 1' });
+    return { insert, roundTrip };
+  } finally {
+    await client.query(`drop schema ${schema} cascade`).catch(() => {});
+    await client.end();
+  }
+}
+
+/**
  * Latency of the node alone (publish → subscriber) and of the whole service (donation created →
  * subscriber: commit, outbox relay, node) on each dialect, in alternating rounds, per shape.
  */
@@ -689,7 +728,8 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
     }
   }
   // SQLite's durable commit is a write and fsync in the data directory: the storage floor is a side of its own in the rotation.
-  const kinds = ['node', ...apps.keys(), ...(dialects.includes('sqlite') ? ['floor'] : [])];
+  // PostgreSQL's: a durable one-row commit on the same server (postgresFloor), also a side of its own.
+  const kinds = ['node', ...apps.keys(), ...(dialects.includes('sqlite') ? ['floor'] : []), ...(dialects.includes('postgres') ? ['pgfloor'] : [])];
   try {
     for (const shape of shapes) {
       const subscribers = shape.channels * shape.perChannel;
@@ -697,11 +737,16 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
         kinds.map((k) => [k, []]),
       );
       const floors: { paced: Uint32Array; backToBack: Uint32Array; load: number }[] = [];
+      const pgFloors: { insert: Uint32Array; roundTrip: Uint32Array; load: number }[] = [];
       for (let round = 0; round < rounds; round++) {
         // Rotate the order each round, so no side always runs first.
         for (const kind of kinds.map((_, i) => kinds[(i + round) % kinds.length]!)) {
           if (kind === 'floor') {
             floors.push({ ...(await storageFloor(shape.rate, seconds)), load: os.loadavg()[0]! });
+            continue;
+          }
+          if (kind === 'pgfloor') {
+            pgFloors.push({ ...(await postgresFloor(shape.rate, seconds)), load: os.loadavg()[0]! });
             continue;
           }
           const app = apps.get(kind);
@@ -730,7 +775,7 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
       for (let round = 0; round < rounds; round++) {
         const nodeP50 = percentile(runs.node![round]!.hist, 0.5);
         for (const kind of kinds) {
-          if (kind === 'floor') continue;
+          if (kind === 'floor' || kind === 'pgfloor') continue;
           const { hist, commits, durable, commitStatements, cpuMs, load } = runs[kind]![round]!;
           const samples = hist.reduce((a, b) => a + b, 0);
           const p50 = percentile(hist, 0.5);
@@ -749,6 +794,17 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
         floors.forEach((f, round) =>
           console.log(`${round + 1} | ${percentile(f.paced, 0.5)} / ${percentile(f.paced, 0.99)} | ${percentile(f.backToBack, 0.5)} / ${percentile(f.backToBack, 0.99)} | ${f.load.toFixed(1)}`),
         );
+      }
+      if (pgFloors.length > 0) {
+        console.log(`\nPostgreSQL floor (the app servers' server): one-row durable INSERT, then \`select 1\`, each paced at ${shape.rate}/s on one connection of this process`);
+        console.log('round | INSERT p50 / p99 ms | select 1 p50 / p99 ms | node alone p50 ms | (node p50 + INSERT p50) ÷ node p50: the least ratio for a commit before the publish | load (1 min)');
+        pgFloors.forEach((f, round) => {
+          const nodeP50 = percentile(runs.node![round]!.hist, 0.5);
+          const insertP50 = percentile(f.insert, 0.5);
+          console.log(
+            `${round + 1} | ${insertP50} / ${percentile(f.insert, 0.99)} | ${percentile(f.roundTrip, 0.5)} / ${percentile(f.roundTrip, 0.99)} | ${nodeP50} | ${((nodeP50 + insertP50) / nodeP50).toFixed(2)} | ${f.load.toFixed(1)}`,
+          );
+        });
       }
     }
   } finally {

@@ -1,5 +1,5 @@
 /**
- * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen] [--receiver-nice 19] [--no-vacuum] [--profile DIR] [--before=DIR]`.
+ * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen,openNoneAgain] [--receiver-nice 19] [--no-vacuum] [--profile DIR] [--before=DIR]`.
  *
  * Three processes: the server (SQLite file in a temp dir with production durability, or a fresh
  * PostgreSQL schema; WEBHOOKS_ALLOW_HTTP=1 so it may call the loopback receiver), the receiver (a
@@ -18,7 +18,11 @@
  *    - open loop (`--rate` donations/s on a fixed schedule, each timed from when it was due, so a
  *      stall is counted against every request it delayed): a load the server can carry, where
  *      "delivery is off the request path" can be judged.
- *    Rounds alternate the four sides (rotating order); after each round the bench waits until every
+ *    - the A/A control (`openNoneAgain`): the open loop again, for a second streamer with no
+ *      subscription. Its ratio to `openNone` is what the rounds' noise alone gives on this machine;
+ *      "must not change" reads as: 10 subscriptions ÷ none spreads as the control does (the report's
+ *      `p50RatioSpread`: quartiles and median of both ratio series).
+ *    Rounds alternate the sides (rotating order); after each round the bench waits until every
  *    delivery went out, so a round's deliveries compete with that round's requests only. Per round:
  *    the server's CPU time and event-loop delay (p99), the CPU time of its PostgreSQL backends and of
  *    the receiver (round and drain), and the load average.
@@ -42,7 +46,8 @@ import { alternateRounds, autocannon, BENCH_PG_URL, callIpc, cpuSecondsOf, diale
 interface Seed {
   url: string;
   /** Streamers by how many subscriptions they have. */
-  users: { none: number; ten: number; one: number; burstTen: number };
+  /** noneAgain: a second streamer without subscriptions, the A/A control of `none` (openNoneAgain). */
+  users: { none: number; noneAgain: number; ten: number; one: number; burstTen: number };
 }
 
 async function server(): Promise<void> {
@@ -187,7 +192,7 @@ async function server(): Promise<void> {
           if (res.statusCode !== 201) throw new Error(`subscribe: ${res.statusCode} ${res.body}`);
         }
       };
-      const users = { none: (await account('none')).id, ten: (await account('ten')).id, one: (await account('one')).id, burstTen: (await account('burst')).id };
+      const users = { none: (await account('none')).id, noneAgain: (await account('none2')).id, ten: (await account('ten')).id, one: (await account('one')).id, burstTen: (await account('burst')).id };
       await subscribe(users.ten, 10);
       await subscribe(users.one, 1);
       await subscribe(users.burstTen, 10);
@@ -410,7 +415,9 @@ async function main(): Promise<void> {
     return { postgresCpuMs: Math.round(backends * 1000), receiverCpuMs: Math.round((cpuSecondsOf([receiverChild.pid!]) - since.receiver) * 1000) };
   };
 
-  const baseSides = ['closedNone', 'closedTen', 'openNone', 'openTen', 'openNoneInline', 'openTenInline'] as const;
+  // openNoneAgain: the A/A control — openNone's load again, for a second streamer without subscriptions.
+  // Its ratio to openNone is what the rounds' noise alone gives; openTen's is judged against it.
+  const baseSides = ['closedNone', 'closedTen', 'openNone', 'openTen', 'openNoneAgain', 'openNoneInline', 'openTenInline'] as const;
   const allSides = [...baseSides, ...baseSides.map((side) => `${side}Before` as const)];
   type Side = (typeof allSides)[number];
   // --sides openNone,openTen: a subset (a profile of one kind of load).
@@ -419,7 +426,7 @@ async function main(): Promise<void> {
   // With --before each side runs on the old server too, right after it on the new (order rotating by round).
   const sides: Side[] = srvBefore ? chosen.flatMap((side) => [side, `${side}Before` as const]) : [...chosen];
   const serverOf = (side: Side) => (side.endsWith('Before') ? srvBefore! : srv);
-  const userOf = (side: Side) => serverOf(side).ready.users[side.includes('Ten') ? 'ten' : 'none'];
+  const userOf = (side: Side) => serverOf(side).ready.users[side.includes('Ten') ? 'ten' : side.includes('NoneAgain') ? 'noneAgain' : 'none'];
   // Not measured: a second of each open-loop side on every server first. The very first round of a
   // server (JIT, the dispatcher thread's first turns, the WAL's growth) ran up to 1 s p50, which made
   // whichever server went first look worse.
@@ -538,11 +545,29 @@ async function main(): Promise<void> {
     ...(walSchema ? { walBytes: rows(side).map((r) => r.server.walBytes), walRecords: rows(side).map((r) => r.server.walRecords), walFpiBytes: rows(side).map((r) => r.server.walFpiBytes) } : {}),
     load1m: rows(side).map((r) => +r.load1m.toFixed(1)),
   });
-  const openLoopReport = (none: Side, ten: Side) => ({
+  // A ratio series' median and quartiles: the middle half of the rounds lies between q1 and q3.
+  const spread = (values: (number | null)[]) => {
+    const sorted = values.filter((v): v is number => v !== null).sort((a, b) => a - b);
+    if (sorted.length === 0) return null;
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))]!;
+    return { q1: at(0.25), median: median(sorted), q3: at(0.75) };
+  };
+  const openLoopReport = (none: Side, ten: Side, noneAgain?: Side) => ({
     none: { ...summary(none), perRound: perRound(none) },
     ten: { ...summary(ten), perRound: perRound(ten) },
     p50RatioTenOverNonePerRound: ratio(none, ten, (r) => r.p50),
     p99RatioTenOverNonePerRound: ratio(none, ten, (r) => r.p99),
+    ...(noneAgain && rows(noneAgain).length > 0
+      ? {
+          // The A/A control: the same load as `none` for another streamer without subscriptions.
+          // "Delivery is off the request path" reads as: ten ÷ none spreads as the control does.
+          noneAgain: { ...summary(noneAgain), perRound: perRound(noneAgain) },
+          p50RatioNoneAgainOverNonePerRound: ratio(none, noneAgain, (r) => r.p50),
+          p99RatioNoneAgainOverNonePerRound: ratio(none, noneAgain, (r) => r.p99),
+          p50RatioSpread: { tenOverNone: spread(ratio(none, ten, (r) => r.p50)), noneAgainOverNone: spread(ratio(none, noneAgain, (r) => r.p50)) },
+          p99RatioSpread: { tenOverNone: spread(ratio(none, ten, (r) => r.p99)), noneAgainOverNone: spread(ratio(none, noneAgain, (r) => r.p99)) },
+        }
+      : {}),
     // What one delivery adds, per round: (10 subscriptions − 0) ÷ that round's deliveries — PostgreSQL backends' CPU, and WAL (--wal-schema).
     postgresCpuUsPerDeliveryPerRound: rows(ten).map((r, i) => (rows(none)[i] ? Math.round(((r.server.postgresCpuMs / Math.max(r.ok, 1) - rows(none)[i]!.server.postgresCpuMs / Math.max(rows(none)[i]!.ok, 1)) * r.ok * 1000) / Math.max(r.deliveries, 1)) : null)),
     ...(walSchema
@@ -556,13 +581,13 @@ async function main(): Promise<void> {
     donationRequest: {
       rounds: results,
       closedLoop: { none: summary('closedNone'), ten: summary('closedTen'), p50RatioTenOverNonePerRound: ratio('closedNone', 'closedTen', (r) => r.p50) },
-      openLoop: openLoopReport('openNone', 'openTen'),
+      openLoop: openLoopReport('openNone', 'openTen', 'openNoneAgain'),
       openLoopCheckpointsInline: openLoopReport('openNoneInline', 'openTenInline'),
       ...(srvBefore
         ? {
             before: beforeDir,
             closedLoopBefore: { none: summary('closedNoneBefore'), ten: summary('closedTenBefore'), p50RatioTenOverNonePerRound: ratio('closedNoneBefore', 'closedTenBefore', (r) => r.p50) },
-            openLoopBefore: openLoopReport('openNoneBefore', 'openTenBefore'),
+            openLoopBefore: openLoopReport('openNoneBefore', 'openTenBefore', 'openNoneAgainBefore'),
             openLoopCheckpointsInlineBefore: openLoopReport('openNoneInlineBefore', 'openTenInlineBefore'),
           }
         : {}),
