@@ -1,5 +1,5 @@
 /**
- * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen,openNoneAgain] [--receiver-nice 19] [--no-vacuum] [--profile DIR] [--before=DIR]`.
+ * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen,openNoneAgain] [--receiver-nice 19] [--no-vacuum] [--pin] [--profile DIR] [--before=DIR]`.
  *
  * Three processes: the server (SQLite file in a temp dir with production durability, or a fresh
  * PostgreSQL schema; WEBHOOKS_ALLOW_HTTP=1 so it may call the loopback receiver), the receiver (a
@@ -37,7 +37,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { fork } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
@@ -177,6 +177,8 @@ async function server(): Promise<void> {
         loop.reset();
         return stats;
       });
+      // --pin: the threads the bench places (the main thread serves the requests).
+      app.get('/bench/threads', async () => ({ main: process.pid, dispatcher: dispatcherTid() }));
       app.get('/bench/pending', async () => {
         const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
         return { pending: Number(row.n) };
@@ -375,6 +377,26 @@ async function main(): Promise<void> {
   // only what the server and the load generator leave (--receiver-nice 0: competing as an equal, as before).
   if (receiverNice !== 0) os.setPriority(receiverChild.pid!, receiverNice);
   const receiverUrl = await callIpc<string>(receiverChild, 'url');
+  // --pin (Linux, util-linux's taskset): the requests' side on CPU 0 (this load generator, the
+  // server's main thread), the deliveries' on CPU 1 (the dispatcher thread, the receiver); every
+  // other thread (V8's helpers, libuv's pool) and PostgreSQL stay free. With the deliveries given a
+  // CPU of their own, what is left of 10 ÷ 0 is what they do on the request path (SQLite: the
+  // write lock's turns), not what they take of two shared CPUs.
+  const pin = process.argv.includes('--pin');
+  const taskset = (cpu: number, id: number, allThreads = false) => {
+    const done = spawnSync('taskset', [...(allThreads ? ['-a'] : []), '-p', '-c', String(cpu), String(id)], { encoding: 'utf8' });
+    if (done.status !== 0) throw new Error(`--pin: taskset failed for ${id}: ${done.stderr}`);
+  };
+  if (pin) {
+    if (os.cpus().length < 2) throw new Error('--pin needs two CPUs');
+    taskset(0, process.pid, true);
+    taskset(1, receiverChild.pid!, true);
+  }
+  const pinServer = async (base: string) => {
+    const threads = (await (await fetch(`${base}/bench/threads`)).json()) as { main: number; dispatcher: number | null };
+    taskset(0, threads.main);
+    if (threads.dispatcher) taskset(1, threads.dispatcher);
+  };
   const received = () => callIpc<number>(receiverChild, 'count');
   const load: number[] = [os.loadavg()[0]!];
   const serverOptions = (profile?: string) => ({ args: ['--receiver', receiverUrl, '--dialect', dialect], execArgv: profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [] });
@@ -440,6 +462,8 @@ async function main(): Promise<void> {
     sides,
     async (side) => {
       const base = serverOf(side).ready.url;
+      // The dispatcher thread may have been replaced since the last round.
+      if (pin) await pinServer(base);
       // *Inline: checkpoints in the commits of the requests' connection, as before the checkpoint thread.
       await fetch(`${base}/bench/checkpoints/${side.includes('Inline') ? 'inline' : 'thread'}`, { method: 'POST' });
       if (vacuum) await fetch(`${base}/bench/vacuum`, { method: 'POST' });
@@ -576,7 +600,7 @@ async function main(): Promise<void> {
   });
   printReport('webhooks: donation request latency with 0 vs 10 subscriptions (closed and open loop; WAL checkpoints on their thread or inline); delivery throughput', {
     dialect,
-    settings: { rounds, seconds, connections, rate, burst, receiverNice, vacuumBetweenRounds: vacuum },
+    settings: { rounds, seconds, connections, rate, burst, receiverNice, vacuumBetweenRounds: vacuum, pinned: pin },
     loadAverage1m: { min: Math.min(...load), max: Math.max(...load) },
     donationRequest: {
       rounds: results,
