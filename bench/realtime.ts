@@ -42,7 +42,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import { MemoryBroker } from '../src/realtime/broker-memory.js';
 import { RealtimeNode } from '../src/realtime/node.js';
 import { signChannelToken, signConnectionToken } from '../src/security/jwt.js';
-import { alternateRounds, callIpc, median, numberArg as arg, serveIpc } from './lib.js';
+import { alternateRounds, BENCH_PG_URL, callIpc, median, numberArg as arg, serveIpc } from './lib.js';
 
 const SECRET = 'bench-secret';
 const CHANNEL = '$alerts:donation_1';
@@ -461,7 +461,7 @@ async function main(): Promise<void> {
     console.error(`--pg-cluster must be disk (BENCH_DATABASE_URL's server) or tmpfs (a throwaway cluster in /dev/shm), not ${clusterOption}`);
     process.exit(2);
   }
-  let pgLabel = `disk: ${(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test').replace(/\/\/[^@/]*@/, '//')}`;
+  let pgLabel = `disk: ${BENCH_PG_URL.replace(/\/\/[^@/]*@/, '//')}`;
   if (latencyDialects.includes('postgres') && clusterOption === 'tmpfs') {
     // Imported here, not at the top: a copy of this file runs against an older lib.ts (--before).
     const { tmpfsCluster } = await import('./lib.js');
@@ -674,8 +674,8 @@ async function storageFloor(rate: number, seconds: number): Promise<{ paced: Uin
  */
 async function postgresFloor(rate: number, seconds: number): Promise<{ insert: Uint32Array; roundTrip: Uint32Array }> {
   const { default: pg } = await import('pg');
-  // Read now: --pg-cluster=tmpfs sets it after the modules were loaded.
-  const client = new pg.Client({ connectionString: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test' });
+  // The environment first: --pg-cluster=tmpfs names its cluster there after lib.ts read BENCH_PG_URL.
+  const client = new pg.Client({ connectionString: process.env.BENCH_DATABASE_URL ?? BENCH_PG_URL });
   await client.connect();
   const schema = `bench_floor_${process.pid}`;
   try {
