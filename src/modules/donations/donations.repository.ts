@@ -248,9 +248,12 @@ const CLAIM_OWNER = `$${INSERT_ARRAYS.length + 2}::text`;
 const CLAIM_NOW = `$${INSERT_ARRAYS.length + 3}::bigint`;
 const CLAIM_STALE = `$${INSERT_ARRAYS.length + 4}::bigint`;
 const INSERT_DONATIONS_WITH_ALERTS = `
+  -- The identity columns' own sequences (PostgreSQL names them <table>_<column>_seq), named as
+  -- constants: resolved once when the statement is prepared, where pg_get_serial_sequence looked
+  -- its sequence up in the catalog for every row (0.03-0.045 ms of a 0.6 ms statement, bench/README.md).
   with input as materialized (
-    select i.*, nextval(pg_get_serial_sequence('donations', 'id')) as id,
-      case when i.e_type is not null then nextval(pg_get_serial_sequence('outbox', 'id')) end as event_id
+    select i.*, nextval('donations_id_seq'::regclass) as id,
+      case when i.e_type is not null then nextval('outbox_id_seq'::regclass) end as event_id
     from unnest(${INSERT_ARRAYS.map((type, k) => `$${k + 1}::${type}`).join(', ')}) with ordinality as i(
       ${WRITTEN_LIST},
       m_status, m_shown_username, m_shown_message, m_reasons, m_publish_at,
