@@ -247,10 +247,12 @@ const RATES_STAMP_PARAM = `$${INSERT_ARRAYS.length + 1}::text`;
 const CLAIM_OWNER = `$${INSERT_ARRAYS.length + 2}::text`;
 const CLAIM_NOW = `$${INSERT_ARRAYS.length + 3}::bigint`;
 const CLAIM_STALE = `$${INSERT_ARRAYS.length + 4}::bigint`;
+/** An input row whose streamer's context is still the one it was decided on (the `fresh` CTE). */
+const KEPT = 'user_id = any(array(select id from fresh))';
 const INSERT_DONATIONS_WITH_ALERTS = `
   -- The identity columns' own sequences (PostgreSQL names them <table>_<column>_seq), named as
   -- constants: resolved once when the statement is prepared, where pg_get_serial_sequence looked
-  -- its sequence up in the catalog for every row (0.03-0.045 ms of a 0.6 ms statement, bench/README.md).
+  -- its sequence up in the catalog for every row (16-33 us of backend CPU, bench/README.md).
   with input as materialized (
     select i.*, nextval('donations_id_seq'::regclass) as id,
       case when i.e_type is not null then nextval('outbox_id_seq'::regclass) end as event_id
@@ -283,25 +285,27 @@ const INSERT_DONATIONS_WITH_ALERTS = `
       order by o.id limit 1
     ) is null
   ),
+  -- Each part filters the input by \`fresh\` itself (an array, built once) rather than joining the
+  -- donation insert's RETURNING: the ids are the input's, drawn above, and the hash joins and sorts
+  -- of that join cost 0.06-0.07 ms of a paced statement (bench/README.md).
   donation as (
     insert into donations (id, ${WRITTEN_LIST})
     select id, ${WRITTEN_LIST}
-    from input where user_id in (select id from fresh) order by id
-    returning id
+    from input where ${KEPT}
   ),
   moderation as (
     insert into donation_moderation (donation_id, user_id, status, shown_username, shown_message, reasons, publish_at, decided_at)
-    select d.id, i.user_id, i.m_status, i.m_shown_username, i.m_shown_message, i.m_reasons, i.m_publish_at, null
-    from donation d join input i using (id) where i.m_status is not null order by d.id
+    select i.id, i.user_id, i.m_status, i.m_shown_username, i.m_shown_message, i.m_reasons, i.m_publish_at, null
+    from input i where i.m_status is not null and i.${KEPT}
   ),
   event as (
     insert into outbox (id, type, user_id, channels, payload, created_at, not_before, claimed_by, claimed_at)
-    select i.event_id, i.e_type, i.user_id, i.e_channels, '{"id":' || d.id || i.e_payload_after_id, i.created_at, i.e_not_before,
+    select i.event_id, i.e_type, i.user_id, i.e_channels, '{"id":' || i.id || i.e_payload_after_id, i.created_at, i.e_not_before,
       c.owner, case when c.owner is not null then ${CLAIM_NOW} end
-    from donation d join input i using (id) left join claim c on i.e_not_before is null
-    where i.e_type is not null order by i.event_id
+    from input i left join claim c on i.e_not_before is null
+    where i.e_type is not null and i.${KEPT}
   )
-  select d.id, i.ord, i.event_id, exists (select 1 from claim) as claimed from donation d join input i using (id)`;
+  select i.id, i.ord, i.event_id, exists (select 1 from claim) as claimed from input i where i.${KEPT}`;
 
 export async function findDonation(db: Kysely<DB>, userId: number, id: number): Promise<DonationRow | undefined> {
   return db.selectFrom('donations').selectAll().where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
