@@ -75,6 +75,9 @@ for (const form of forms) {
   connections.set(form, { client, pid });
 }
 
+// For a profiler (`perf record -p`): each form's backend.
+console.error(`backends: ${[...connections].map(([form, { pid }]) => `${form}=${pid}`).join(' ')}`);
+
 const run = async (form: Form, client: PgClient): Promise<number> => {
   const start = performance.now();
   if (form === 'one-row') {
