@@ -250,10 +250,10 @@ const CLAIM_STALE = `$${INSERT_ARRAYS.length + 4}::bigint`;
 /** An input row whose streamer's context is still the one it was decided on (the `fresh` CTE). */
 const KEPT = 'user_id = any(array(select id from fresh))';
 const INSERT_DONATIONS_WITH_ALERTS = `
-  -- The identity columns' own sequences (PostgreSQL names them <table>_<column>_seq), named as
-  -- constants: resolved once when the statement is prepared, where pg_get_serial_sequence looked
-  -- its sequence up in the catalog for every row (16-33 us of backend CPU, bench/README.md).
   with input as materialized (
+    -- The identity columns' own sequences (PostgreSQL names them <table>_<column>_seq), named as
+    -- constants: resolved once when the statement is prepared, where pg_get_serial_sequence looked
+    -- its sequence up in the catalog for every row (16-33 us of backend CPU, bench/README.md).
     select i.*, nextval('donations_id_seq'::regclass) as id,
       case when i.e_type is not null then nextval('outbox_id_seq'::regclass) end as event_id
     from unnest(${INSERT_ARRAYS.map((type, k) => `$${k + 1}::${type}`).join(', ')}) with ordinality as i(
@@ -287,7 +287,7 @@ const INSERT_DONATIONS_WITH_ALERTS = `
   ),
   -- Each part filters the input by \`fresh\` itself (an array, built once) rather than joining the
   -- donation insert's RETURNING: the ids are the input's, drawn above, and the hash joins and sorts
-  -- of that join cost 0.06-0.07 ms of a paced statement (bench/README.md).
+  -- of that join cost 0.05-0.07 ms of a paced statement (bench/README.md).
   donation as (
     insert into donations (id, ${WRITTEN_LIST})
     select id, ${WRITTEN_LIST}
