@@ -22,7 +22,7 @@
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { benchApp, cpuSecondsOf, numberArg, printReport } from './lib.js';
+import { benchApp, cpuSecondsOf, numberArg, printReport, quantile } from './lib.js';
 
 type PgClient = {
   query(config: unknown, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
@@ -107,7 +107,6 @@ for (let i = 0; i < count + WARM; i++) {
   }
 }
 
-const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
 const results = Object.fromEntries(
   forms.map((form) => {
     const xs = times.get(form)!;

@@ -41,7 +41,9 @@ export function numberArg(name: string, fallback: number): number {
   return value;
 }
 
-export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+/** The value below which a fraction `q` of `xs` lies (the lower of two middles for an even median). */
+export const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
+export const median = (xs: number[]): number => quantile(xs, 0.5);
 
 export function machine(): string {
   const cpu = os.cpus();

@@ -614,13 +614,13 @@ async function main(): Promise<void> {
     loadAverage1m: { min: Math.min(...load), max: Math.max(...load) },
     donationRequest: {
       rounds: results,
-      closedLoop: { none: summary('closedNone'), ten: summary('closedTen'), p50RatioTenOverNonePerRound: ratio('closedNone', 'closedTen', (r) => r.p50) },
+      closedLoop: { none: summary('closedNone'), ten: summary('closedTen'), p50RatioTenOverNonePerRound: ratio('closedNone', 'closedTen', p50) },
       openLoop: openLoopReport('openNone', 'openTen', 'openNoneAgain'),
       openLoopCheckpointsInline: openLoopReport('openNoneInline', 'openTenInline'),
       ...(srvBefore
         ? {
             before: beforeDir,
-            closedLoopBefore: { none: summary('closedNoneBefore'), ten: summary('closedTenBefore'), p50RatioTenOverNonePerRound: ratio('closedNoneBefore', 'closedTenBefore', (r) => r.p50) },
+            closedLoopBefore: { none: summary('closedNoneBefore'), ten: summary('closedTenBefore'), p50RatioTenOverNonePerRound: ratio('closedNoneBefore', 'closedTenBefore', p50) },
             openLoopBefore: openLoopReport('openNoneBefore', 'openTenBefore', 'openNoneAgainBefore'),
             openLoopCheckpointsInlineBefore: openLoopReport('openNoneInlineBefore', 'openTenInlineBefore'),
           }
