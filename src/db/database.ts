@@ -197,17 +197,47 @@ export function signalCommit(db: Kysely<DB>, notes: readonly object[] = NO_NOTES
  * SQLite: the statements of a transaction run by `transactNow`, each straight on the connection,
  * within the calling turn. Repositories write their `…Now` functions against it.
  */
-export interface NowStatements {
-  /** The first row of a statement that returns rows (RETURNING included), or undefined. */
-  get<R>(sql: string, parameters: readonly unknown[]): R | undefined;
-  /** A statement whose rows, if any, are not wanted. */
-  run(sql: string, parameters: readonly unknown[]): void;
+export interface NowStatements extends StraightStatements {
   /** Leaves `note` for the commit listeners, as `noteOnCommit` does. */
   note(note: object): void;
 }
 
+/** SQLite: statements run straight on the connection, within the calling turn (`transactNow`, `writeInTurns`). */
+export interface StraightStatements {
+  /** The first row of a statement that returns rows (RETURNING included), or undefined. */
+  get<R>(sql: string, parameters: readonly unknown[]): R | undefined;
+  /** Every row of a statement that returns rows. */
+  all<R>(sql: string, parameters: readonly unknown[]): R[];
+  /** A statement whose rows, if any, are not wanted: how many rows it changed. */
+  run(sql: string, parameters: readonly unknown[]): number;
+}
+
 type NowTransaction = <T>(work: (tx: NowStatements) => T | undefined) => T | undefined;
 const nowTransactions = new WeakMap<Kysely<DB>, NowTransaction>();
+
+/** One of `writeInTurns`'s groups: its statements, none of which may await. */
+export type TurnGroup = (tx: StraightStatements) => void;
+type TurnWriter = (db: Kysely<DB>, groups: readonly TurnGroup[], onCommit: (groupsCommitted: number) => void) => Promise<void>;
+const turnWriters = new WeakMap<Kysely<DB>, TurnWriter>();
+
+/**
+ * SQLite, for a writer in a thread of its own whose writes a crash may lose because they are redone
+ * or sent again (the webhook dispatcher's bookkeeping): `groups`, each whole on its own, written as
+ * `transactNow` writes — straight on the connection, no await between statements — so that a turn
+ * of the threads' write lock, which a request's commit may be waiting for, lasts as long as
+ * SQLite's own work and no longer (Kysely's layers cost a promise and a connection hand-over per
+ * statement, bench/README.md). The groups share one transaction unless the requests' side waits
+ * for the lock between two of them: then what is written commits (`onCommit` gets how many groups
+ * that makes), the request goes first, and the rest follows in a new transaction. The lock and the
+ * connection are waited for without blocking the event loop. Commits skip the fsync (synchronous
+ * NORMAL) and signal no commit listener. If a group throws, its transaction is rolled back — the
+ * groups committed before it stand — and the error is thrown.
+ */
+export function writeInTurns(db: Kysely<DB>, groups: readonly TurnGroup[], onCommit: (groupsCommitted: number) => void = () => {}): Promise<void> {
+  const writer = turnWriters.get(db);
+  if (!writer) throw new Error('writeInTurns is for SQLite databases (createDatabase) only');
+  return writer(db, groups, onCommit);
+}
 
 /**
  * SQLite: runs `work` as one write transaction — BEGIN IMMEDIATE, its statements, COMMIT (durable:
@@ -362,25 +392,11 @@ function nowTransaction(
   queries: QueryListener,
   committed: CommitListener,
 ): NowTransaction {
-  const timed = <R>(text: string, parameters: readonly unknown[], use: (statement: SQLite.Statement) => R): R => {
-    const started = performance.now();
-    try {
-      const result = use(statements.prepare(text));
-      queries((performance.now() - started) / 1000, false);
-      return result;
-    } catch (err) {
-      queries((performance.now() - started) / 1000, true);
-      throw err;
-    }
-  };
+  const { timed, straight } = straightStatements(statements, queries);
   return (work) => {
     if (inUse() || sqlite.inTransaction || !lock.tryAcquire()) return undefined;
     let notes: object[] | null = null;
-    const tx: NowStatements = {
-      get: <R>(text: string, parameters: readonly unknown[]) => timed(text, parameters, (statement) => statement.get(parameters) as R | undefined),
-      run: (text, parameters) => timed(text, parameters, (statement) => void statement.run(parameters)),
-      note: (note) => (notes ??= []).push(note),
-    };
+    const tx: NowStatements = { ...straight, note: (note) => (notes ??= []).push(note) };
     let result: ReturnType<typeof work>;
     try {
       timed('begin immediate', NO_PARAMETERS, (statement) => statement.run());
@@ -404,6 +420,75 @@ function nowTransaction(
   };
 }
 const NO_PARAMETERS: readonly unknown[] = Object.freeze([]);
+
+/** Statements on the connection itself, each timed for the query listeners (metrics) as Kysely's are. */
+function straightStatements(statements: { prepare(sql: string): SQLite.Statement }, queries: QueryListener) {
+  const timed = <R>(text: string, parameters: readonly unknown[], use: (statement: SQLite.Statement) => R): R => {
+    const started = performance.now();
+    try {
+      const result = use(statements.prepare(text));
+      queries((performance.now() - started) / 1000, false);
+      return result;
+    } catch (err) {
+      queries((performance.now() - started) / 1000, true);
+      throw err;
+    }
+  };
+  const straight: StraightStatements = {
+    get: <R>(text: string, parameters: readonly unknown[]) => timed(text, parameters, (statement) => statement.get(parameters) as R | undefined),
+    all: <R>(text: string, parameters: readonly unknown[]) => timed(text, parameters, (statement) => statement.all(parameters) as R[]),
+    run: (text, parameters) => timed(text, parameters, (statement) => statement.run(parameters).changes),
+  };
+  return { timed, straight };
+}
+
+/** `writeInTurns` on one SQLite connection (see there); `statements` is the cache Kysely's connection uses too. */
+function turnWriter(sqlite: SQLite.Database, statements: { prepare(sql: string): SQLite.Statement }, lock: ThreadWriteLock, queries: QueryListener): TurnWriter {
+  const { timed, straight } = straightStatements(statements, queries);
+  const run = (text: string) => timed(text, NO_PARAMETERS, (statement) => statement.run());
+  return (db, groups, onCommit) =>
+    // Held for the whole call: no other statement of this thread's runs between ours.
+    db.connection().execute(async () => {
+      if (sqlite.inTransaction) throw new Error('writeInTurns cannot run inside a transaction');
+      let held = false;
+      const begin = async () => {
+        if (!lock.tryAcquire()) await lock.acquire();
+        held = true;
+        run('begin immediate');
+      };
+      const commit = (groupsCommitted: number) => {
+        run('commit');
+        held = false;
+        lock.release();
+        onCommit(groupsCommitted);
+      };
+      run('pragma synchronous = NORMAL');
+      try {
+        await begin();
+        for (const [i, group] of groups.entries()) {
+          if (i > 0 && lock.priorityWaiting()) {
+            commit(i);
+            lock.turnedOver();
+            await begin();
+          }
+          group(straight);
+        }
+        commit(groups.length);
+      } catch (err) {
+        if (sqlite.inTransaction) {
+          try {
+            run('rollback');
+          } catch {
+            // The statement's own error is the one to report.
+          }
+        }
+        throw err;
+      } finally {
+        if (held) lock.release();
+        run(`pragma synchronous = ${SQLITE_SYNCHRONOUS}`);
+      }
+    });
+}
 
 /**
  * The SQLite dialect with a count of those holding or awaiting its one connection (every Kysely
@@ -517,6 +602,7 @@ export function createDatabase(config: DatabaseConfig, poolOptions: PoolOptions 
     const db = new Kysely<DB>({ dialect: signallingDialect(dialect, commits.fire, 'begin immediate'), log: queryLog(queries) });
     autocommitSignals.set(db, commits.fire);
     nowTransactions.set(db, nowTransaction(sqlite, statements, threadLock, inUse, queries.fire, commits.fire));
+    turnWriters.set(db, turnWriter(sqlite, statements, threadLock, queries.fire));
     return {
       db,
       dialect: 'sqlite',

@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery, type Insertable, type Kysely } from 'kysely';
 import type { WebhooksConfig } from '../../config/config.js';
-import { SQLITE_SYNCHRONOUS, type Database } from '../../db/database.js';
+import { SQLITE_SYNCHRONOUS, writeInTurns, type Database, type TurnGroup } from '../../db/database.js';
 import { CommitWokenLoop } from '../../db/commit-woken-loop.js';
 import type { DB } from '../../db/schema.js';
 import { decryptSecret } from '../../security/crypto.js';
@@ -170,19 +170,22 @@ export class WebhookDispatcher {
       if (plan.events.length === 0) return 0;
       const queued = new Set<number>();
       try {
-        return await this.#bookkeeping(async (tx, turnOver) => {
-          if (this.#database.dialect === 'postgres' && !(await repo.tryLockFanOut(tx))) return 0;
+        if (this.#database.dialect === 'sqlite') {
+          await writeInTurns(db, this.#sqliteFanOut(plan, now), (committed) => {
+            for (const group of plan.groups.slice(0, committed)) for (const id of group.subscriptionIds) queued.add(id);
+          });
+          return plan.events.length;
+        }
+        return await this.#bookkeeping(async (tx) => {
+          if (!(await repo.tryLockFanOut(tx))) return 0;
           // Read again in the transaction (one short indexed read): a subscription made, removed or
           // disabled since the plan changes who gets what, and then the rows are built again here.
           const subscriptions = await repo.activeSubscriptionsOf(tx, plan.userIds);
-          const groups = sameSubscriptions(subscriptions, plan.subscriptions) ? plan.groups : this.#fanOutGroups(tx, plan, subscriptions, now);
-          for (const [i, group] of groups.entries()) {
-            if (i > 0) await turnOver();
-            // Each group marks its own events read with its deliveries, so a turn over between groups
-            // commits nothing half done. Read before the transaction: another node may have fanned
-            // them out meanwhile (PostgreSQL); then the plan is read again.
+          const groups = sameSubscriptions(subscriptions, plan.subscriptions) ? plan.groups : this.#fanOutGroups(plan, subscriptions, now);
+          for (const group of groups) {
+            // Read before the transaction: another node may have fanned them out meanwhile; then the plan is read again.
             if (!(await repo.markFannedOutIfUnread(tx, group.eventIds, now))) throw new StaleFanOut();
-            await repo.run(tx, group.inserts);
+            await repo.run(tx, repo.fanOutInserts(group.rows));
             for (const id of group.subscriptionIds) queued.add(id);
           }
           return plan.events.length;
@@ -199,8 +202,23 @@ export class WebhookDispatcher {
   }
 
   /**
+   * SQLite: the plan's groups as `writeInTurns` writes them. Each marks its own events read with its
+   * deliveries, so a turn over between groups commits nothing half done. The first reads the
+   * subscriptions again (one short indexed read): one made, removed or disabled since the plan
+   * changes who gets what, and then the plan is made again.
+   */
+  #sqliteFanOut(plan: FanOutPlan, now: number): TurnGroup[] {
+    return plan.groups.map((group, i) => (tx) => {
+      if (i === 0 && !sameSubscriptions(repo.activeSubscriptionsNow(tx, plan.userIds), plan.subscriptions)) throw new StaleFanOut();
+      // Another process on the file fanned them out since the plan read them.
+      if (!repo.markFannedOutNow(tx, group.eventIds, now)) throw new StaleFanOut();
+      repo.insertDeliveriesNow(tx, group.rows);
+    });
+  }
+
+  /**
    * A fan-out batch worked out before its transaction: the events and subscriptions read, each
-   * delivery's body built, the statements compiled. On SQLite the write lock, which a request's
+   * delivery's body and row built. On SQLite the write lock, which a request's
    * commit may be waiting for, is then held for the writes alone.
    */
   async #planFanOut(db: Kysely<DB>, now: number): Promise<FanOutPlan> {
@@ -213,12 +231,12 @@ export class WebhookDispatcher {
     const owners = await this.#owners(db, owned);
     const bodies = parsed.map(({ event, data }) => JSON.stringify({ type: event.type, timestamp: new Date(Number(event.created_at)).toISOString(), data }));
     const plan: FanOutPlan = { events, userIds, subscriptions, bodies, owned, owners, groups: [] };
-    plan.groups = this.#fanOutGroups(db, plan, subscriptions, now);
+    plan.groups = this.#fanOutGroups(plan, subscriptions, now);
     return plan;
   }
 
-  /** The plan's events, in order, in groups of about FAN_OUT_GROUP_ROWS deliveries, with their statements. */
-  #fanOutGroups(db: Kysely<DB>, plan: FanOutPlan, subscriptions: readonly repo.FanOutSubscription[], now: number): FanOutGroup[] {
+  /** The plan's events, in order, in groups of about FAN_OUT_GROUP_ROWS deliveries (SQLite), with their rows. */
+  #fanOutGroups(plan: FanOutPlan, subscriptions: readonly repo.FanOutSubscription[], now: number): FanOutGroup[] {
     const wanted = subscriptions.map((s) => ({ ...s, events: new Set<string>(JSON.parse(s.events)) }));
     // Groups are for the threads' write lock (SQLite); PostgreSQL has none: one mark and one insert.
     const groupRows = this.#database.threadLock ? FAN_OUT_GROUP_ROWS : Infinity;
@@ -226,7 +244,7 @@ export class WebhookDispatcher {
     let eventIds: number[] = [];
     let rows: Insertable<WebhookDeliveriesTable>[] = [];
     const close = () => {
-      groups.push({ eventIds, inserts: repo.fanOutInserts(db, rows), subscriptionIds: new Set(rows.map((r) => r.subscription_id)) });
+      groups.push({ eventIds, rows, subscriptionIds: new Set(rows.map((r) => r.subscription_id)) });
       eventIds = [];
       rows = [];
     };
@@ -256,11 +274,13 @@ export class WebhookDispatcher {
    * (redone, its outbox marks are in the same transaction), a lease change (it expires), or an
    * attempt's record (the message is sent again — at least once, as promised).
    *
-   * `fn` gets `turnOver`, to call between groups of its writes that each stand on their own (a
-   * fan-out group marks its own events read; an attempt group records its own attempts): on SQLite,
-   * when a request waits for the threads' write lock, what is written commits there and the rest
-   * follows in a new transaction after the request's — the request waits for one group, not for the
-   * whole transaction. Everything else (reads, bodies, statements) is done before the transaction.
+   * `fn` gets `turnOver`, to call between groups of its writes that each stand on their own (an
+   * attempt group records its own attempts): on SQLite, when a request waits for the threads' write
+   * lock, what is written commits there and the rest follows in a new transaction after the
+   * request's — the request waits for one group, not for the whole transaction. Everything else
+   * (reads, bodies, statements) is done before the transaction. SQLite's fan-out and all-delivered
+   * records, most of the dispatcher's writes, go by `writeInTurns` instead, which does the same
+   * without an await between statements.
    */
   async #bookkeeping<T>(fn: (db: Kysely<DB>, turnOver: (committed?: () => void) => Promise<void>) => Promise<T>): Promise<T> {
     const sqlite = this.#database.dialect === 'sqlite';
@@ -462,11 +482,35 @@ export class WebhookDispatcher {
     const now = Date.now();
     const owner = this.#opts.owner.id;
     const db = this.#database.db;
-    if (this.#database.dialect === 'postgres' && items.every((i) => isDelivered(i.result.statusCode))) {
-      // The usual batch: all delivered. One statement: the marks, each with its attempt, and the lease renewal.
-      const record = repo.deliveredRecord(items.map(attemptRecord(now)), items.map((i) => i.subscriptionId), owner, now + this.#leaseMs, now + this.#leaseMs * LEASE_KEPT, now);
-      const held = await this.#write((tx) => repo.runLeaseRenewal(tx, record));
-      return items.map((i) => ({ ok: true, value: held.has(i.subscriptionId) }));
+    const leaseUntil = now + this.#leaseMs;
+    const renewBelow = now + this.#leaseMs * LEASE_KEPT;
+    if (items.every((i) => isDelivered(i.result.statusCode))) {
+      // The usual batch: all delivered. The marks, each with its attempt, and the lease renewal.
+      if (this.#database.dialect === 'postgres') {
+        const record = repo.deliveredRecord(items.map(attemptRecord(now)), items.map((i) => i.subscriptionId), owner, leaseUntil, renewBelow, now);
+        const held = await this.#write((tx) => repo.runLeaseRenewal(tx, record));
+        return items.map((i) => ({ ok: true, value: held.has(i.subscriptionId) }));
+      }
+      // SQLite: in groups, between which a waiting request goes first (writeInTurns).
+      const outcomes: ItemOutcome<boolean>[] = [];
+      const groups: TurnGroup[] = [];
+      for (let i = 0; i < items.length; i += RECORD_GROUP) {
+        const group = items.slice(i, i + RECORD_GROUP);
+        groups.push((tx) => {
+          const held = repo.deliveredNow(tx, group.map(attemptRecord(now)), group.map((g) => g.subscriptionId), owner, leaseUntil, renewBelow, now);
+          // Lost (expired and taken over, or the subscription was removed meanwhile): that queue stops.
+          for (const g of group) outcomes.push({ ok: true, value: held.has(g.subscriptionId) });
+        });
+      }
+      let committed = 0;
+      try {
+        await writeInTurns(db, groups, (groupsCommitted) => (committed = Math.min(items.length, groupsCommitted * RECORD_GROUP)));
+      } catch (err) {
+        if (committed === 0) throw err;
+        // The groups committed before a turn over stand; the rest goes into the next batch.
+        return [...outcomes.slice(0, committed), ...items.slice(committed).map((): ItemOutcome<boolean> => ({ retry: true }))];
+      }
+      return outcomes;
     }
     // Groups are for the threads' write lock (SQLite); PostgreSQL has none.
     const groupSize = this.#database.threadLock ? RECORD_GROUP : items.length;
@@ -479,7 +523,7 @@ export class WebhookDispatcher {
         items: group,
         attempts: repo.attemptInserts(db, group.map(attemptRecord(now))),
         marks: [...new Set(delivered.map((g) => g.result.statusCode!))].map((code) => repo.deliveredMark(db, delivered.filter((g) => g.result.statusCode === code).map((g) => g.head.id), code, now)),
-        renewal: delivered.length > 0 ? repo.leaseRenewal(db, delivered.map((g) => g.subscriptionId), owner, now + this.#leaseMs) : null,
+        renewal: delivered.length > 0 ? repo.leaseRenewal(db, delivered.map((g) => g.subscriptionId), owner, leaseUntil) : null,
       });
     }
     const outcomes: ItemOutcome<boolean>[] = [];
@@ -550,7 +594,7 @@ interface FanOutPlan {
 /** Consecutive events of a plan, marked read with their deliveries' inserts in one go. */
 interface FanOutGroup {
   eventIds: number[];
-  inserts: CompiledQuery[];
+  rows: Insertable<WebhookDeliveriesTable>[];
   subscriptionIds: Set<number>;
 }
 

@@ -1,4 +1,5 @@
 import { CompiledQuery, sql, type Insertable, type Kysely } from 'kysely';
+import type { StraightStatements } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import { prepared } from '../../db/named-statements.js';
 import type { DB } from '../../db/schema.js';
@@ -147,6 +148,39 @@ export async function activeSubscriptionsOf(tx: Kysely<DB>, userIds: number[]): 
   return tx.selectFrom('webhook_subscriptions').select(['id', 'app_id', 'user_id', 'events', 'created_at']).where('status', '=', 'active').where('user_id', 'in', userIds).orderBy('id').execute();
 }
 
+// SQLite: the dispatcher's statements as `writeInTurns` runs them (webhooks.dispatcher.ts), straight
+// on the connection, one prepared text each whatever the number of ids (a JSON array). `+status`
+// keeps the planner off the status index, which it would otherwise prefer to the key for an id
+// list whose length it cannot see.
+
+/** `activeSubscriptionsOf` as a statement of `writeInTurns`. */
+export function activeSubscriptionsNow(tx: StraightStatements, userIds: number[]): FanOutSubscription[] {
+  if (userIds.length === 0) return [];
+  return tx.all<FanOutSubscription>(
+    `select id, app_id, user_id, events, created_at from webhook_subscriptions
+      where +status = 'active' and user_id in (select value from json_each(?)) order by id`,
+    [JSON.stringify(userIds)],
+  );
+}
+
+/** `markFannedOutIfUnread` as a statement of `writeInTurns`. */
+export function markFannedOutNow(tx: StraightStatements, ids: number[], now: number): boolean {
+  if (ids.length === 0) return true;
+  const marked = tx.run('update outbox set webhooks_at = ? where id in (select value from json_each(?)) and webhooks_at is null', [now, JSON.stringify(ids)]);
+  return marked === ids.length;
+}
+
+/** A fan-out's deliveries (fanOutInserts) as statements of `writeInTurns`: one prepared insert per row. */
+export function insertDeliveriesNow(tx: StraightStatements, rows: Insertable<WebhookDeliveriesTable>[]): void {
+  for (const r of rows) {
+    tx.run(
+      `insert into webhook_deliveries (subscription_id, message_id, event_type, body, status, next_attempt_at, window_start, created_at)
+        values (?, ?, ?, ?, ?, ?, ?, ?)`,
+      [r.subscription_id, r.message_id, r.event_type, r.body, r.status, r.next_attempt_at, r.window_start, r.created_at],
+    );
+  }
+}
+
 /** The application that sent each of these custom alerts. */
 export async function customAlertSenders(tx: Kysely<DB>, ids: number[]): Promise<Map<number, number>> {
   if (ids.length === 0) return new Map();
@@ -187,12 +221,11 @@ export function deliveryInserts(db: Kysely<DB>, rows: Insertable<WebhookDeliveri
 }
 
 /**
- * A fan-out's deliveries (an event's rows next to each other, each pending and due when written),
- * built ahead: on PostgreSQL one statement of arrays (fanOutInsertArrays), on SQLite `values` lists.
+ * PostgreSQL: a fan-out's deliveries (an event's rows next to each other, each pending and due when
+ * written) in one statement of arrays (fanOutInsertArrays). SQLite: insertDeliveriesNow.
  */
-export function fanOutInserts(db: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[]): CompiledQuery[] {
-  if (rows.length === 0) return [];
-  return dialectOf(db) === 'postgres' ? [fanOutInsertArrays(rows)] : deliveryInserts(db, rows);
+export function fanOutInserts(rows: Insertable<WebhookDeliveriesTable>[]): CompiledQuery[] {
+  return rows.length === 0 ? [] : [fanOutInsertArrays(rows)];
 }
 
 export async function insertDelivery(tx: Kysely<DB>, row: Insertable<WebhookDeliveriesTable>): Promise<DeliveryRow> {
@@ -347,6 +380,30 @@ const DELIVERED_RECORD = `with marked as (
     where id = any($6::bigint[]) and lease_owner = $7 and status = 'active' and lease_until < $9
   )
   select id from webhook_subscriptions where id = any($6::bigint[]) and lease_owner = $7 and status = 'active'`;
+
+/**
+ * `deliveredRecord` on SQLite, as statements of `writeInTurns`: each delivery marked delivered with
+ * its attempt on its row (no webhook_attempts row: attemptsOf reads it back), the leases of `renew`
+ * extended to `leaseUntil` where less than `renewBelow` is left; answers those `owner` still holds.
+ */
+export function deliveredNow(tx: StraightStatements, attempts: AttemptRecord[], renew: number[], owner: string, leaseUntil: number, renewBelow: number, now: number): Set<number> {
+  // A statement per row: one for all (UPDATE … FROM json_each) took longer per row.
+  for (const a of attempts) {
+    tx.run(
+      `update webhook_deliveries set status = 'delivered', finished_at = ?, attempts = attempts + 1, last_status_code = ?, last_error = null,
+        delivered_latency_ms = ?, delivered_excerpt = ? where id = ?`,
+      [now, a.statusCode, a.latencyMs, a.excerpt, a.deliveryId],
+    );
+  }
+  // Read first: a lease is extended only once less than `renewBelow` is left, which most records find it is not.
+  const held = tx.all<{ id: number; renew: number }>(
+    `select id, lease_until < ? as renew from webhook_subscriptions where id in (select value from json_each(?)) and lease_owner = ? and +status = 'active'`,
+    [renewBelow, JSON.stringify([...new Set(renew)]), owner],
+  );
+  const due = held.filter((h) => h.renew);
+  if (due.length > 0) tx.run(`update webhook_subscriptions set lease_until = ? where id in (select value from json_each(?))`, [leaseUntil, JSON.stringify(due.map((h) => h.id))]);
+  return new Set(held.map((h) => h.id));
+}
 
 /**
  * PostgreSQL: the deliveries of a fan-out batch in one statement, each event's message id, type and
