@@ -52,6 +52,10 @@ export function isLoopback(address: string): boolean {
 
 /** Why a webhook may not connect to `address`, or null when it may. */
 export function refusedAddress(address: string, policy: EndpointPolicy): string | null {
+  return remembered(addressVerdicts, policy, address, addressVerdict);
+}
+
+function addressVerdict(address: string, policy: EndpointPolicy): string | null {
   const family = familyOf(address);
   if (!family) return `${address} is not an IP address`;
   if (LOOPBACK.check(address, family)) return policy.allowLoopback ? null : `${address} is a loopback address`;
@@ -59,8 +63,31 @@ export function refusedAddress(address: string, policy: EndpointPolicy): string 
   return null;
 }
 
-/** A URL that may be registered; `error` says what to fix. */
+/** A URL that may be registered; `error` says what to fix. The URL is shared: read it, never change it. */
 export function checkEndpointUrl(raw: string, policy: EndpointPolicy): { url: URL } | { error: string } {
+  return remembered(urlVerdicts, policy, raw, urlVerdict);
+}
+
+/**
+ * The verdicts on URLs and addresses, which depend on nothing but the text and the policy, kept:
+ * every attempt of a delivery asks again (each parse and range check was a few percent of the
+ * dispatcher's CPU per delivery, bench/README.md). DNS is not kept: a name is resolved, and each
+ * address it gives checked, on every attempt.
+ */
+const urlVerdicts = new Map<string, { url: URL } | { error: string }>();
+const addressVerdicts = new Map<string, string | null>();
+const REMEMBERED = 1024;
+
+function remembered<V>(verdicts: Map<string, V>, policy: EndpointPolicy, text: string, judge: (text: string, policy: EndpointPolicy) => V): V {
+  const key = `${policy.allowLoopback ? 'L' : 'S'}${text}`;
+  if (verdicts.has(key)) return verdicts.get(key)!;
+  const verdict = judge(text, policy);
+  if (verdicts.size >= REMEMBERED) verdicts.delete(verdicts.keys().next().value!);
+  verdicts.set(key, verdict);
+  return verdict;
+}
+
+function urlVerdict(raw: string, policy: EndpointPolicy): { url: URL } | { error: string } {
   let url: URL;
   try {
     url = new URL(raw);
