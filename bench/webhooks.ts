@@ -63,8 +63,15 @@ async function server(): Promise<void> {
     async (app): Promise<Omit<Seed, 'url'>> => {
       const db = app.ctx.db;
       // Routes first: the first inject readies the app, after which none can be added.
+      // Each answer says how long its handler took and whether the requests' side waited for the
+      // threads' write lock meanwhile (the count of waits moved; a wait of an overlapping request
+      // counts too, rarely at the open loop's rate): the tail report tells the lock from the rest.
+      const requestLock = (app.ctx.database as { threadLock?: { waits: number } | null }).threadLock ?? null;
       app.post<{ Params: { user: string } }>('/bench/donate/:user', async (request, reply) => {
+        const waitsBefore = requestLock?.waits ?? 0;
+        const started = performance.now();
         const donation = await createDonation(db, { userId: Number(request.params.user), amount: 5, currency: 'USD', username: 'bench', message: 'hi' });
+        reply.header('x-bench-handler-ms', (performance.now() - started).toFixed(3)).header('x-bench-lock-waited', String((requestLock?.waits ?? 0) > waitsBefore ? 1 : 0));
         return reply.status(201).send({ data: { id: donation.id } });
       });
       // The burst in one transaction: all of it is there at once, so the figure is delivery, not writing.
@@ -229,10 +236,11 @@ function receiverProcess(): void {
  * from the moment the request was due, not when it was sent: a generator that fell behind does not
  * hide the stall that made it fall behind.
  */
-async function openLoop(url: string, rate: number, seconds: number): Promise<{ sent: number; ok: number; p50: number; p99: number; max: number; lateStarts: number }> {
+async function openLoop(url: string, rate: number, seconds: number): Promise<{ sent: number; ok: number; p50: number; p99: number; max: number; lateStarts: number; tail: TailReport }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const total = Math.round(rate * seconds);
   const latencies: number[] = [];
+  const answers: { latency: number; handlerMs: number; lockWaited: boolean }[] = [];
   let ok = 0;
   let lateStarts = 0;
   const start = performance.now();
@@ -247,7 +255,9 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
         const req = http.request(url, { method: 'POST', agent }, (res) => {
           res.resume();
           res.on('end', () => {
-            latencies.push(performance.now() - due);
+            const latency = performance.now() - due;
+            latencies.push(latency);
+            answers.push({ latency, handlerMs: Number(res.headers['x-bench-handler-ms'] ?? NaN), lockWaited: res.headers['x-bench-lock-waited'] === '1' });
             if (res.statusCode === 201) ok++;
             resolve();
           });
@@ -261,7 +271,28 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const at = (p: number) => +latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * p) - 1)]!.toFixed(2);
-  return { sent: total, ok, p50: at(0.5), p99: at(0.99), max: at(1), lateStarts };
+  return { sent: total, ok, p50: at(0.5), p99: at(0.99), max: at(1), lateStarts, tail: tailOf(answers) };
+}
+
+/** The slowest 1 % of a round's requests (those at or above its p99): how many waited for the write lock, and how much of their time their handler took. */
+interface TailReport {
+  requests: number;
+  lockWaited: number;
+  /** Of every request of the round. */
+  lockWaitedAll: number;
+  handlerMsMedian: number;
+  latencyMsMedian: number;
+}
+function tailOf(answers: { latency: number; handlerMs: number; lockWaited: boolean }[]): TailReport {
+  const sorted = [...answers].sort((a, b) => b.latency - a.latency);
+  const tail = sorted.slice(0, Math.max(1, Math.ceil(sorted.length / 100)));
+  return {
+    requests: tail.length,
+    lockWaited: tail.filter((a) => a.lockWaited).length,
+    lockWaitedAll: answers.filter((a) => a.lockWaited).length,
+    handlerMsMedian: +median(tail.map((a) => a.handlerMs)).toFixed(2),
+    latencyMsMedian: +median(tail.map((a) => a.latency)).toFixed(2),
+  };
 }
 
 interface ServerStats {
@@ -475,13 +506,13 @@ async function main(): Promise<void> {
       const countersFrom = statements ? await tableCounters(serverOf(side).child.pid!) : null;
       if (statements) await resetStatements();
       const url = `${base}/bench/donate/${userOf(side)}`;
-      let request: { rps: number; p50: number; p99: number; ok: number; lateStarts?: number };
+      let request: { rps: number; p50: number; p99: number; ok: number; lateStarts?: number; tail?: TailReport };
       if (side.startsWith('closed')) {
         const r = await autocannon({ url, method: 'POST', connections, duration: seconds });
         request = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, ok: r['2xx'] };
       } else {
         const r = await openLoop(url, rate, seconds);
-        request = { rps: +(r.ok / seconds).toFixed(1), p50: r.p50, p99: r.p99, ok: r.ok, lateStarts: r.lateStarts };
+        request = { rps: +(r.ok / seconds).toFixed(1), p50: r.p50, p99: r.p99, ok: r.ok, lateStarts: r.lateStarts, tail: r.tail };
       }
       const duringRequests = await serverStats(base);
       await drained(base, before + request.ok * (side.includes('Ten') ? 10 : 0));
@@ -530,7 +561,7 @@ async function main(): Promise<void> {
   const statementsOutAt = process.argv.indexOf('--pg-statements-out');
   if (statements && statementsOutAt > 0) fs.writeFileSync(process.argv[statementsOutAt + 1]!, JSON.stringify(Object.fromEntries(statementsOf), null, 1));
 
-  type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number; drainDispatcherThreadCpuMs: number | null; postgresCpuMs: number; receiverCpuMs: number; walBytes: number | null; walRecords: number | null; walFpiBytes: number | null }; deliveries: number };
+  type Row = { p50: number; p99: number; rps: number; ok: number; load1m: number; tail?: TailReport; server: ServerStats & { drainCpuMs: number; drainMainThreadCpuMs: number; drainDispatcherThreadCpuMs: number | null; postgresCpuMs: number; receiverCpuMs: number; walBytes: number | null; walRecords: number | null; walFpiBytes: number | null }; deliveries: number };
   const rows = (side: Side) => ((results as Partial<Record<Side, Row[]>>)[side] ?? []);
   const ratio = (a: Side, b: Side, pick: (r: Row) => number) => rows(a).map((r, i) => (rows(b)[i] ? +(pick(rows(b)[i]!) / Math.max(pick(r), 0.001)).toFixed(2) : null));
   const summary = (side: Side) => rows(side).length === 0 ? null : ({
@@ -557,6 +588,8 @@ async function main(): Promise<void> {
     p99ms: rows(side).map((r) => r.p99),
     eventLoopMaxDelayMs: rows(side).map((r) => r.server.loopMaxMs),
     lockWaits: rows(side).map((r) => `${r.server.lockWaits}× ${r.server.lockWaitedMs} ms (${r.server.lockWokenMs ?? '?'} ms after it was free), longest ${r.server.lockMaxWaitMs} ms`),
+    // The slowest 1 %: how many of them waited for the lock (against all the round's requests), their handler's time in their latency.
+    tail: rows(side).map((r) => (r.tail ? `${r.tail.lockWaited} of ${r.tail.requests} waited for the lock (of all: ${r.tail.lockWaitedAll}); handler ${r.tail.handlerMsMedian} of ${r.tail.latencyMsMedian} ms` : null)),
     // The webhook dispatcher's turns of the write lock: how many, time held per turn, turned over early for a waiting request.
     dispatcherTurns: rows(side).map((r) => `${r.server.lockTurns.dispatcher.turns}× ${r.server.lockTurns.dispatcher.heldMsPerTurn} ms (${r.server.lockTurns.dispatcher.heldMs} ms), ${r.server.lockTurns.dispatcher.turnedOver} turned over`),
     requestTurns: rows(side).map((r) => `${r.server.lockTurns.requests.turns}× ${r.server.lockTurns.requests.heldMsPerTurn} ms`),
