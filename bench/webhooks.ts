@@ -42,7 +42,7 @@ import { fork, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
-import { alternateRounds, autocannon, BENCH_PG_URL, callIpc, cpuSecondsOf, dialectArg, isServerProcess, median, numberArg, postgresBackendPids, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
+import { alternateRounds, autocannon, BENCH_PG_URL, callIpc, cpuSecondsOf, dialectArg, isServerProcess, median, numberArg, quantile, postgresBackendPids, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
 
 interface Seed {
   url: string;
@@ -240,7 +240,7 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const total = Math.round(rate * seconds);
   const latencies: number[] = [];
-  const answers: { latency: number; handlerMs: number; lockWaited: boolean }[] = [];
+  const answers: { latency: number; sentLateMs: number; handlerMs: number; lockWaited: boolean }[] = [];
   let ok = 0;
   let lateStarts = 0;
   const start = performance.now();
@@ -252,12 +252,14 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
     else if (wait < -5) lateStarts++;
     pending.push(
       new Promise<void>((resolve) => {
+        // How late the generator itself sent it: its own share of a slow answer (it shares the CPUs).
+        const sentLateMs = performance.now() - due;
         const req = http.request(url, { method: 'POST', agent }, (res) => {
           res.resume();
           res.on('end', () => {
             const latency = performance.now() - due;
             latencies.push(latency);
-            answers.push({ latency, handlerMs: Number(res.headers['x-bench-handler-ms'] ?? NaN), lockWaited: res.headers['x-bench-lock-waited'] === '1' });
+            answers.push({ latency, sentLateMs, handlerMs: Number(res.headers['x-bench-handler-ms'] ?? NaN), lockWaited: res.headers['x-bench-lock-waited'] === '1' });
             if (res.statusCode === 201) ok++;
             resolve();
           });
@@ -274,24 +276,35 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
   return { sent: total, ok, p50: at(0.5), p99: at(0.99), max: at(1), lateStarts, tail: tailOf(answers) };
 }
 
-/** The slowest 1 % of a round's requests (those at or above its p99): how many waited for the write lock, and how much of their time their handler took. */
+/**
+ * The slowest 1 % of a round's requests (those at or above its p99): how many waited for the write
+ * lock, and of their latency (median) how much was the generator sending late and how much the
+ * server's handler; the rest is the way between them (sockets, the server's event loop, HTTP).
+ */
 interface TailReport {
   requests: number;
   lockWaited: number;
   /** Of every request of the round. */
   lockWaitedAll: number;
+  sentLateMsMedian: number;
   handlerMsMedian: number;
   latencyMsMedian: number;
+  /** The handler's own time over every request of the round: the request path as the server runs it, p50 and p99. */
+  handlerP50Ms: number;
+  handlerP99Ms: number;
 }
-function tailOf(answers: { latency: number; handlerMs: number; lockWaited: boolean }[]): TailReport {
+function tailOf(answers: { latency: number; sentLateMs: number; handlerMs: number; lockWaited: boolean }[]): TailReport {
   const sorted = [...answers].sort((a, b) => b.latency - a.latency);
   const tail = sorted.slice(0, Math.max(1, Math.ceil(sorted.length / 100)));
   return {
     requests: tail.length,
     lockWaited: tail.filter((a) => a.lockWaited).length,
     lockWaitedAll: answers.filter((a) => a.lockWaited).length,
+    sentLateMsMedian: +median(tail.map((a) => a.sentLateMs)).toFixed(2),
     handlerMsMedian: +median(tail.map((a) => a.handlerMs)).toFixed(2),
     latencyMsMedian: +median(tail.map((a) => a.latency)).toFixed(2),
+    handlerP50Ms: +quantile(answers.map((a) => a.handlerMs), 0.5).toFixed(2),
+    handlerP99Ms: +quantile(answers.map((a) => a.handlerMs), 0.99).toFixed(2),
   };
 }
 
@@ -567,6 +580,9 @@ async function main(): Promise<void> {
   const summary = (side: Side) => rows(side).length === 0 ? null : ({
     medianP50ms: median(rows(side).map((r) => r.p50)),
     medianP99ms: median(rows(side).map((r) => r.p99)),
+    // Open loop: the server's handler alone (createDonation), every request of the round — the request path without the CPUs' queue around it.
+    medianHandlerP50ms: rows(side).every((r) => r.tail) ? median(rows(side).map((r) => r.tail!.handlerP50Ms)) : null,
+    medianHandlerP99ms: rows(side).every((r) => r.tail) ? median(rows(side).map((r) => r.tail!.handlerP99Ms)) : null,
     medianReqPerSec: median(rows(side).map((r) => r.rps)),
     medianServerCpuMsPerRequest: median(rows(side).map((r) => +(r.server.cpuMs / Math.max(r.ok, 1)).toFixed(3))),
     // Round and the drain after it: what each donation cost the process, and its main thread (the requests' event loop).
@@ -588,8 +604,8 @@ async function main(): Promise<void> {
     p99ms: rows(side).map((r) => r.p99),
     eventLoopMaxDelayMs: rows(side).map((r) => r.server.loopMaxMs),
     lockWaits: rows(side).map((r) => `${r.server.lockWaits}× ${r.server.lockWaitedMs} ms (${r.server.lockWokenMs ?? '?'} ms after it was free), longest ${r.server.lockMaxWaitMs} ms`),
-    // The slowest 1 %: how many of them waited for the lock (against all the round's requests), their handler's time in their latency.
-    tail: rows(side).map((r) => (r.tail ? `${r.tail.lockWaited} of ${r.tail.requests} waited for the lock (of all: ${r.tail.lockWaitedAll}); handler ${r.tail.handlerMsMedian} of ${r.tail.latencyMsMedian} ms` : null)),
+    // The slowest 1 %: how many of them waited for the lock (against all the round's requests); their latency, the generator's lateness and the handler's time in it (medians).
+    tail: rows(side).map((r) => (r.tail ? `${r.tail.lockWaited} of ${r.tail.requests} waited for the lock (of all: ${r.tail.lockWaitedAll}); of ${r.tail.latencyMsMedian} ms, sent late ${r.tail.sentLateMsMedian}, handler ${r.tail.handlerMsMedian}; every request's handler p50 ${r.tail.handlerP50Ms}, p99 ${r.tail.handlerP99Ms}` : null)),
     // The webhook dispatcher's turns of the write lock: how many, time held per turn, turned over early for a waiting request.
     dispatcherTurns: rows(side).map((r) => `${r.server.lockTurns.dispatcher.turns}× ${r.server.lockTurns.dispatcher.heldMsPerTurn} ms (${r.server.lockTurns.dispatcher.heldMs} ms), ${r.server.lockTurns.dispatcher.turnedOver} turned over`),
     requestTurns: rows(side).map((r) => `${r.server.lockTurns.requests.turns}× ${r.server.lockTurns.requests.heldMsPerTurn} ms`),
