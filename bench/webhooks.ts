@@ -239,7 +239,6 @@ function receiverProcess(): void {
 async function openLoop(url: string, rate: number, seconds: number): Promise<{ sent: number; ok: number; p50: number; p99: number; max: number; lateStarts: number; tail: TailReport }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const total = Math.round(rate * seconds);
-  const latencies: number[] = [];
   const answers: { latency: number; sentLateMs: number; handlerMs: number; lockWaited: boolean }[] = [];
   let ok = 0;
   let lateStarts = 0;
@@ -258,7 +257,6 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
           res.resume();
           res.on('end', () => {
             const latency = performance.now() - due;
-            latencies.push(latency);
             answers.push({ latency, sentLateMs, handlerMs: Number(res.headers['x-bench-handler-ms'] ?? NaN), lockWaited: res.headers['x-bench-lock-waited'] === '1' });
             if (res.statusCode === 201) ok++;
             resolve();
@@ -271,7 +269,7 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
   }
   await Promise.all(pending);
   agent.destroy();
-  latencies.sort((a, b) => a - b);
+  const latencies = answers.map((a) => a.latency).sort((a, b) => a - b);
   const at = (p: number) => +latencies[Math.min(latencies.length - 1, Math.ceil(latencies.length * p) - 1)]!.toFixed(2);
   return { sent: total, ok, p50: at(0.5), p99: at(0.99), max: at(1), lateStarts, tail: tailOf(answers) };
 }

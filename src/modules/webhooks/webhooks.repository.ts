@@ -1,6 +1,5 @@
 import { CompiledQuery, sql, type Insertable, type Kysely } from 'kysely';
 import type { StraightStatements } from '../../db/database.js';
-import { dialectOf } from '../../db/dialect.js';
 import { prepared } from '../../db/named-statements.js';
 import type { DB } from '../../db/schema.js';
 import type { AttemptRow, DeliveryRow, StatusReason, SubscriptionRow, WebhookDeliveriesTable } from './webhooks.table.js';
@@ -200,8 +199,9 @@ export async function saleApps(tx: Kysely<DB>, ids: number[]): Promise<Map<numbe
   return new Map(rows.map((r) => [r.id, r.app_id]));
 }
 
+/** Delivery rows as given (tests set up a log with it; the dispatcher writes by fanOutInserts and insertDeliveriesNow). */
 export async function insertDeliveries(tx: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[]): Promise<void> {
-  await run(tx, deliveryInserts(tx, rows));
+  await tx.insertInto('webhook_deliveries').values(rows).execute();
 }
 
 /**
@@ -212,12 +212,6 @@ export async function insertDeliveries(tx: Kysely<DB>, rows: Insertable<WebhookD
  */
 export async function run(tx: Kysely<DB>, statements: readonly CompiledQuery[]): Promise<void> {
   for (const statement of statements) await tx.executeQuery(statement);
-}
-export function deliveryInserts(db: Kysely<DB>, rows: Insertable<WebhookDeliveriesTable>[]): CompiledQuery[] {
-  // Chunks keep every statement under SQLite's and PostgreSQL's bound-parameter limits.
-  const statements: CompiledQuery[] = [];
-  for (let i = 0; i < rows.length; i += 500) statements.push(db.insertInto('webhook_deliveries').values(rows.slice(i, i + 500)).compile());
-  return statements;
 }
 
 /**
