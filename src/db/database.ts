@@ -212,7 +212,10 @@ export interface StraightStatements {
   run(sql: string, parameters: readonly unknown[]): number;
 }
 
-type NowTransaction = <T>(work: (tx: NowStatements) => T | undefined) => T | undefined;
+interface NowTransaction {
+  now<T>(work: (tx: NowStatements) => T | undefined): T | undefined;
+  soon<T>(work: (tx: NowStatements) => T | undefined): Promise<T | undefined>;
+}
 const nowTransactions = new WeakMap<Kysely<DB>, NowTransaction>();
 
 /** One of `writeInTurns`'s groups: its statements, none of which may await. */
@@ -254,7 +257,19 @@ export function writeInTurns(db: Kysely<DB>, groups: readonly TurnGroup[], onCom
  * back and the error goes to the caller.
  */
 export function transactNow<T>(db: Kysely<DB>, work: (tx: NowStatements) => T | undefined): T | undefined {
-  return nowTransactions.get(db)?.(work);
+  return nowTransactions.get(db)?.now(work);
+}
+
+/**
+ * `transactNow`, except that another thread's turn of the write lock (the webhook dispatcher's, the
+ * WAL checkpointer's) is waited for — without blocking the event loop — and `work` then runs within
+ * the turn that hands the lock over. Without it, a request that met such a turn took the usual
+ * path: a Kysely transaction of several awaited statements, which holds the connection and the lock
+ * longer, so that the requests arriving meanwhile took it too (bench/README.md, issue 11). Undefined
+ * in transactNow's other cases, checked again once the lock is held.
+ */
+export function transactSoon<T>(db: Kysely<DB>, work: (tx: NowStatements) => T | undefined): Promise<T | undefined> {
+  return nowTransactions.get(db)?.soon(work) ?? Promise.resolve(undefined);
 }
 
 function listenerSet<A extends unknown[]>() {
@@ -393,8 +408,9 @@ function nowTransaction(
   committed: CommitListener,
 ): NowTransaction {
   const { timed, straight } = straightStatements(statements, queries);
-  return (work) => {
-    if (inUse() || sqlite.inTransaction || !lock.tryAcquire()) return undefined;
+  const busy = () => inUse() || sqlite.inTransaction;
+  /** `work` in a transaction of its own, the lock held (and released here). */
+  const held = <T>(work: (tx: NowStatements) => T | undefined): T | undefined => {
     let notes: object[] | null = null;
     const tx: NowStatements = { ...straight, note: (note) => (notes ??= []).push(note) };
     let result: ReturnType<typeof work>;
@@ -417,6 +433,21 @@ function nowTransaction(
     }
     if (result !== undefined) committed(notes ?? NO_NOTES);
     return result;
+  };
+  return {
+    now: (work) => (busy() || !lock.tryAcquire() ? undefined : held(work)),
+    soon: async (work) => {
+      if (busy()) return undefined;
+      if (!lock.tryAcquire()) {
+        await lock.acquire();
+        // A Kysely statement or transaction may have taken the connection meanwhile: it goes first.
+        if (busy()) {
+          lock.release();
+          return undefined;
+        }
+      }
+      return held(work);
+    },
   };
 }
 const NO_PARAMETERS: readonly unknown[] = Object.freeze([]);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { transactNow } from '../../src/db/database.js';
+import { transactNow, transactSoon } from '../../src/db/database.js';
 import { ThreadWriteLock } from '../../src/db/thread-write-lock.js';
 import { dialects, openTestDatabase, type TestDatabase } from '../helper.js';
 
@@ -27,6 +27,7 @@ for (const dialect of await dialects()) {
       test('PostgreSQL: nothing is done, the caller takes its usual path', async () => {
         let ran = false;
         assert.equal(transactNow(t.database.db, () => (ran = true)), undefined);
+        assert.equal(await transactSoon(t.database.db, () => (ran = true)), undefined);
         assert.equal(ran, false);
       });
       return;
@@ -112,6 +113,49 @@ for (const dialect of await dialects()) {
       assert.equal(await stored('FFF'), 1);
       assert.ok(other.tryAcquire(), 'the lock was released after the commit');
       other.release();
+    });
+
+    test("transactSoon waits for another thread's turn of the write lock, then runs in the turn it is handed", async () => {
+      const other = new ThreadWriteLock(t.database.threadLock!.buffer, 2, false);
+      assert.ok(other.tryAcquire());
+      let ran = false;
+      const soon = transactSoon(t.database.db, (tx) => {
+        ran = true;
+        return tx.run(RATE, rate('GGG'));
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      assert.equal(ran, false, 'nothing runs while the other thread holds the lock');
+      assert.ok(t.database.threadLock!.priorityWaiting(), 'the other side sees a request waiting, and ends its turn');
+      other.release();
+      assert.equal(await soon, 1);
+      assert.equal(await stored('GGG'), 1);
+      assert.ok(other.tryAcquire(), 'the lock was released after the commit');
+      other.release();
+    });
+
+    test('transactSoon gives way to a Kysely statement that took the connection while it waited: nothing done, the lock free', async () => {
+      const other = new ThreadWriteLock(t.database.threadLock!.buffer, 2, false);
+      assert.ok(other.tryAcquire());
+      let ran = false;
+      const soon = transactSoon(t.database.db, (tx) => ((ran = true), tx.run(RATE, rate('HHH'))));
+      // A transaction of the usual path, begun meanwhile: it waits for the lock at its BEGIN.
+      const usual = t.database.db.transaction().execute(async (tx) => {
+        await tx.insertInto('currency_rates').values({ currency: 'III', per_usd: 1, as_of: '2026-01-01', updated_at: 0 }).execute();
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      other.release();
+      assert.equal(await soon, undefined);
+      await usual;
+      assert.equal(ran, false);
+      assert.equal(await stored('HHH'), 0);
+      assert.equal(await stored('III'), 1);
+      assert.ok(other.tryAcquire(), 'nobody kept the lock');
+      other.release();
+      // The connection in use from the start: undefined at once, without waiting for anything.
+      const pending = t.database.db.selectFrom('currency_rates').select('currency').execute();
+      assert.equal(await transactSoon(t.database.db, () => (ran = true)), undefined);
+      await pending;
+      assert.equal(ran, false);
     });
   });
 }

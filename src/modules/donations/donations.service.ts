@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { batchedRead } from '../../db/batched-read.js';
-import { signalCommit, transactNow } from '../../db/database.js';
+import { signalCommit, transactSoon } from '../../db/database.js';
 import { dialectOf } from '../../db/dialect.js';
 import { GroupCommit, type ItemOutcome } from '../../db/group-commit.js';
 import { DatabaseUnavailableError } from '../../db/unavailable.js';
@@ -82,7 +82,7 @@ export async function createDonation(db: Kysely<DB>, input: NewDonation): Promis
     return batches.submit({ input, amount });
   }
   if (input.pollOptionId === undefined && input.pollOptionTitle === undefined) {
-    const recorded = recordDonationNow(db, input, amount);
+    const recorded = await recordDonationSoon(db, input, amount);
     if (recorded) return recorded;
   }
   return db.transaction().execute((tx) => recordDonationIn(tx, input, amount));
@@ -132,12 +132,13 @@ async function recordDonationIn(tx: Transaction<DB>, input: NewDonation, amount:
 /**
  * SQLite: a donation without a vote, to a streamer who runs no goal, as `recordDonationIn` records
  * it — the streamer's context, the donation, its moderation row and alert — in one transaction run
- * within this turn (`transactNow`), its alert published as it commits. Undefined when it cannot go
- * this way (PostgreSQL, the connection busy, or the streamer runs a goal: goals are raised and
- * published statement by statement), and nothing was written.
+ * within one turn (`transactSoon`: once another thread's turn of the write lock is over), its alert
+ * published as it commits. Undefined when it cannot go this way (PostgreSQL, the connection busy, or
+ * the streamer runs a goal: goals are raised and published statement by statement), and nothing
+ * was written.
  */
-function recordDonationNow(db: Kysely<DB>, input: NewDonation, amount: number): DonationResource | undefined {
-  return transactNow(db, (tx) => {
+function recordDonationSoon(db: Kysely<DB>, input: NewDonation, amount: number): Promise<DonationResource | undefined> {
+  return transactSoon(db, (tx) => {
     const { context, rates } = repo.donationContextNow(tx, input.userId);
     if (!context || !context.user.is_active) throw new NotFoundError(NO_STREAMER());
     if (context.hasGoals) return undefined;
