@@ -71,11 +71,11 @@ export interface WebhooksConfig {
   /** WEBHOOKS_LOG_RETENTION (days): finished deliveries and their attempts are pruned after this. */
   logRetentionMs: number;
   /**
-   * WEBHOOKS_THREAD_NICE: how much the dispatcher thread lowers its own CPU priority (Linux nice,
-   * added to the process's); 0 leaves it as the requests' thread. Unset (null): 10 on PostgreSQL, 0
-   * on SQLite, by the database the thread writes to (dispatcher.worker.ts).
+   * WEBHOOKS_THREAD_NICE: the dispatcher thread's CPU priority on Linux (dispatcher.worker.ts).
+   * `idle` (the default): the scheduler's idle class, a CPU nothing else wants; a number: that much
+   * nice added to the process's; 0 leaves it as the requests' thread.
    */
-  threadNice: number | null;
+  threadNice: number | 'idle';
 }
 
 export interface PaymentsConfig {
@@ -108,6 +108,13 @@ function integer(env: RawEnv, key: keyof RawEnv, fallback: number, min: number, 
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(key, `${value} is out of range; use ${min}–${max}.`);
   return value;
+}
+
+function dispatcherThreadNice(env: RawEnv): number | 'idle' {
+  const raw = env.WEBHOOKS_THREAD_NICE;
+  if (raw === undefined || raw === 'idle') return 'idle';
+  if (!/^\d+$/.test(raw) || Number(raw) > 19) throw new ConfigError('WEBHOOKS_THREAD_NICE', `"${raw}" is neither idle nor a nice value; use idle (the default), or 0–19 (0: the same priority as requests).`);
+  return Number(raw);
 }
 
 function databaseConfig(env: RawEnv, dataDir: string): DatabaseConfig {
@@ -268,7 +275,7 @@ export function envToConfig(env: RawEnv): Readonly<Config> {
       retryBaseMs: integer(env, 'WEBHOOKS_RETRY_BASE_MS', 5_000, 1, 3600_000),
       secretOverlapMs: integer(env, 'WEBHOOKS_SECRET_OVERLAP', 24 * 3600, 0, 7 * 24 * 3600) * 1000,
       logRetentionMs: integer(env, 'WEBHOOKS_LOG_RETENTION', 30, 1, 3650) * 24 * 3600_000,
-      threadNice: env.WEBHOOKS_THREAD_NICE === undefined ? null : integer(env, 'WEBHOOKS_THREAD_NICE', 0, 0, 19),
+      threadNice: dispatcherThreadNice(env),
     },
     payments: paymentsConfig(env, publicUrl),
   });

@@ -97,7 +97,7 @@ export class WebhookDispatcherThread {
     this.#worker?.postMessage({ t: 'resolver', custom: resolver !== systemResolver } satisfies ToDispatcherThread);
   }
 
-  /** The running thread's id in the OS once it started (Linux): tests read its nice, the bench its CPU time. */
+  /** The running thread's id in the OS once it started (Linux): tests read its scheduling class and nice, the bench its CPU time. */
   get osThreadId(): number | null {
     return this.#worker ? this.#tid : null;
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -42,26 +43,34 @@ const ownThread = ((): { tid: number } | { tid: null; why: unknown } => {
 })();
 
 /**
- * Delivery is background work: on a CPU that requests keep busy, they should go first and webhooks
- * wait (they are not that hurried), not share it half and half. Linux nice is per thread
- * (setpriority on the thread's id), and raising it needs no privilege. It is a weight, not a strict
- * priority: the thread still gets a share, but a turn of the SQLite write lock it holds lasts as
- * long as it waits for that share, and requests wait for those turns — so the setting is 0 on
- * SQLite unless the operator says otherwise (config.ts). The WAL checkpointer thread is never
- * lowered: requests wait for its locked passes.
+ * Delivery is background work: a request should not wait for a CPU that this thread holds. Nice
+ * does not give that: when a request's thread wakes, the kernel's scheduler (EEVDF, Linux 6.6 on)
+ * lets the thread it finds running finish its time slice, niced or not, and the request waits up to
+ * a slice — about 3 ms, the p99 of the request path with deliveries going on (bench/README.md,
+ * "the dispatcher thread in the idle class"). A thread of the idle class (SCHED_IDLE) gives way at
+ * once to any other that wakes: it runs on a CPU that nothing else wants, and under a CPU kept busy
+ * webhooks wait, requests don't. Node has no call for it; `chrt` (util-linux's, or busybox's: short
+ * options) sets it on this thread's id, once (lowering needs no privilege; raising it back would).
+ *
+ * On SQLite requests may wait for this thread's short turns of the write lock, and a turn it is
+ * preempted in lasts until it gets a CPU again. A request waits for the lock off the CPU, which it
+ * then leaves to this thread, so that takes long only while other work of ordinary priority keeps
+ * every CPU busy. `WEBHOOKS_THREAD_NICE` takes a nice value instead (a weight: the thread keeps a
+ * share of a busy CPU, and preempts as any thread does), or 0 for the requests' own priority. The WAL checkpointer thread keeps the server's priority: requests
+ * wait for its last pass.
  */
-function lowerOwnPriority(nice: number): void {
-  if (nice === 0 || process.platform !== 'linux') return;
+function lowerOwnPriority(setting: number | 'idle'): void {
+  if (setting === 0 || process.platform !== 'linux') return;
   try {
     if (ownThread.tid === null) throw ownThread.why;
-    os.setPriority(ownThread.tid, Math.min(19, os.getPriority(ownThread.tid) + nice));
+    if (setting === 'idle') execFileSync('chrt', ['-i', '-p', '0', String(ownThread.tid)], { stdio: 'pipe', timeout: 5_000 });
+    else os.setPriority(ownThread.tid, Math.min(19, os.getPriority(ownThread.tid) + setting));
   } catch (err) {
-    log('warn')({ err, nice }, 'webhooks: could not lower the dispatcher thread\'s CPU priority (nice); deliveries compete with requests for the CPU as equals');
+    const how = setting === 'idle' ? 'put the dispatcher thread in the idle scheduling class (it runs `chrt`, from util-linux: install it, or set WEBHOOKS_THREAD_NICE=10 to lower the thread by nice instead)' : 'lower the dispatcher thread\'s CPU priority (nice)';
+    log('warn')({ err, setting }, `webhooks: could not ${how}; deliveries compete with requests for the CPU as equals`);
   }
 }
-// Not by default on SQLite: requests wait for this thread's turns of the write lock, which a lowered
-// priority stretches on a busy CPU (bench/README.md, "dispatcher thread nice").
-lowerOwnPriority(data.config.threadNice ?? (data.database.dialect === 'postgres' ? 10 : 0));
+lowerOwnPriority(data.config.threadNice);
 
 // Its writes are all redone or sent again if a crash loses them (see WebhookDispatcher#bookkeeping).
 const database = createDatabase(data.database, { max: 2, threadLock: data.threadLock ?? undefined, asynchronousCommit: true });
