@@ -1,12 +1,15 @@
 /**
- * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen,openNoneAgain] [--receiver-nice 19] [--no-vacuum] [--pin] [--profile DIR] [--before=DIR]`.
+ * Webhooks: `node --import tsx bench/webhooks.ts [--rounds 5] [--seconds 5] [--connections 10] [--rate 150] [--burst 500] [--dialect sqlite|postgres] [--sides openNone,openTen,openNoneAgain] [--receiver-nice idle|N] [--no-vacuum] [--pin] [--profile DIR] [--before=DIR]`.
  *
  * Three processes: the server (SQLite file in a temp dir with production durability, or a fresh
  * PostgreSQL schema; WEBHOOKS_ALLOW_HTTP=1 so it may call the loopback receiver), the receiver (a
  * plain node:http server answering 200 at once, in its own process so its work delays neither the
  * server nor the load generator), and this one, the load generator. The receiver models a remote
- * endpoint, whose CPU is someone else's: it runs at nice 19 (`--receiver-nice N`; 0 as before, an
- * equal of the server on the shared CPUs), so on a busy machine it takes what the server leaves.
+ * endpoint, whose CPU is someone else's: it runs in the idle scheduling class (Linux, util-linux's
+ * `chrt`), so it takes only CPU that the server and the load generator leave. `--receiver-nice N`
+ * runs it at nice N instead (19 until 6 Dec: under the kernel's EEVDF scheduler a niced receiver
+ * still finishes its time slice before a request's thread that wakes gets the CPU, bench/README.md);
+ * 0 is an equal of the server on the shared CPUs.
  *
  * 1. Donation request latency, 0 vs 10 subscriptions. `POST /bench/donate/:user` records a donation
  *    through the real service (`createDonation`: transaction, outbox row) for a streamer with no
@@ -26,7 +29,9 @@
  *    Rounds alternate the sides (rotating order); after each round the bench waits until every
  *    delivery went out, so a round's deliveries compete with that round's requests only. Per round:
  *    the server's CPU time and event-loop delay (p99), the CPU time of its PostgreSQL backends and of
- *    the receiver (round and drain), and the load average.
+ *    the receiver (round and drain), and the load average; per request, the handler's own time and
+ *    (Linux) how much of it the main thread spent runnable but off a CPU, so the tail report tells
+ *    a request that waited for a CPU from one that waited for the lock or worked longer.
  *    `--before=DIR`: a second server from an older checkout in DIR (`git archive <commit> | tar -x
  *    -C DIR` and a node_modules symlink), served by a copy of this file placed in DIR/bench; each
  *    side runs on both, alternating (`…Before` sides), so old and new meet the same load.
@@ -51,6 +56,21 @@ interface Seed {
   users: { none: number; noneAgain: number; ten: number; one: number; burstTen: number };
 }
 
+/**
+ * The main thread's scheduler account (Linux, /proc/thread-self/schedstat): nanoseconds on a CPU
+ * and nanoseconds runnable but waiting for one. A handler's waiting share tells a request that
+ * lost its CPU to another thread or process (the dispatcher, the receiver, the load generator)
+ * from one whose own work took longer. Null where the file does not exist.
+ */
+function threadSchedule(): { onCpuNs: number; waitingNs: number } | null {
+  try {
+    const [onCpu, waiting] = fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ');
+    return { onCpuNs: Number(onCpu), waitingNs: Number(waiting) };
+  } catch {
+    return null;
+  }
+}
+
 async function server(): Promise<void> {
   const receiverUrl = process.argv[process.argv.indexOf('--receiver') + 1]!;
   const { createAccount } = await import('../src/modules/accounts/accounts.service.js');
@@ -69,9 +89,13 @@ async function server(): Promise<void> {
       const requestLock = (app.ctx.database as { threadLock?: { waits: number } | null }).threadLock ?? null;
       app.post<{ Params: { user: string } }>('/bench/donate/:user', async (request, reply) => {
         const waitsBefore = requestLock?.waits ?? 0;
+        const scheduledBefore = threadSchedule();
         const started = performance.now();
         const donation = await createDonation(db, { userId: Number(request.params.user), amount: 5, currency: 'USD', username: 'bench', message: 'hi' });
-        reply.header('x-bench-handler-ms', (performance.now() - started).toFixed(3)).header('x-bench-lock-waited', String((requestLock?.waits ?? 0) > waitsBefore ? 1 : 0));
+        const handlerMs = performance.now() - started;
+        const scheduledAfter = threadSchedule();
+        reply.header('x-bench-handler-ms', handlerMs.toFixed(3)).header('x-bench-lock-waited', String((requestLock?.waits ?? 0) > waitsBefore ? 1 : 0));
+        if (scheduledBefore && scheduledAfter) reply.header('x-bench-handler-runnable-ms', ((scheduledAfter.waitingNs - scheduledBefore.waitingNs) / 1e6).toFixed(3));
         return reply.status(201).send({ data: { id: donation.id } });
       });
       // The burst in one transaction: all of it is there at once, so the figure is delivery, not writing.
@@ -239,7 +263,7 @@ function receiverProcess(): void {
 async function openLoop(url: string, rate: number, seconds: number): Promise<{ sent: number; ok: number; p50: number; p99: number; max: number; lateStarts: number; tail: TailReport }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const total = Math.round(rate * seconds);
-  const answers: { latency: number; sentLateMs: number; handlerMs: number; lockWaited: boolean }[] = [];
+  const answers: Answer[] = [];
   let ok = 0;
   let lateStarts = 0;
   const start = performance.now();
@@ -257,7 +281,13 @@ async function openLoop(url: string, rate: number, seconds: number): Promise<{ s
           res.resume();
           res.on('end', () => {
             const latency = performance.now() - due;
-            answers.push({ latency, sentLateMs, handlerMs: Number(res.headers['x-bench-handler-ms'] ?? NaN), lockWaited: res.headers['x-bench-lock-waited'] === '1' });
+            answers.push({
+              latency,
+              sentLateMs,
+              handlerMs: Number(res.headers['x-bench-handler-ms'] ?? NaN),
+              handlerRunnableMs: Number(res.headers['x-bench-handler-runnable-ms'] ?? NaN),
+              lockWaited: res.headers['x-bench-lock-waited'] === '1',
+            });
             if (res.statusCode === 201) ok++;
             resolve();
           });
@@ -290,10 +320,25 @@ interface TailReport {
   /** The handler's own time over every request of the round: the request path as the server runs it, p50 and p99. */
   handlerP50Ms: number;
   handlerP99Ms: number;
+  /**
+   * The slowest 1 % of handlers (at or above the handler p99): median handler time, and of it the
+   * median time the main thread was runnable but off a CPU (Linux; null elsewhere).
+   */
+  slowHandlersMsMedian: number;
+  slowHandlersRunnableMsMedian: number | null;
 }
-function tailOf(answers: { latency: number; sentLateMs: number; handlerMs: number; lockWaited: boolean }[]): TailReport {
+/** One answered request of an open-loop round; `handlerRunnableMs` NaN where the server cannot tell. */
+interface Answer {
+  latency: number;
+  sentLateMs: number;
+  handlerMs: number;
+  handlerRunnableMs: number;
+  lockWaited: boolean;
+}
+function tailOf(answers: Answer[]): TailReport {
   const sorted = [...answers].sort((a, b) => b.latency - a.latency);
   const tail = sorted.slice(0, Math.max(1, Math.ceil(sorted.length / 100)));
+  const slowHandlers = [...answers].sort((a, b) => b.handlerMs - a.handlerMs).slice(0, tail.length);
   return {
     requests: tail.length,
     lockWaited: tail.filter((a) => a.lockWaited).length,
@@ -303,6 +348,8 @@ function tailOf(answers: { latency: number; sentLateMs: number; handlerMs: numbe
     latencyMsMedian: +median(tail.map((a) => a.latency)).toFixed(2),
     handlerP50Ms: +quantile(answers.map((a) => a.handlerMs), 0.5).toFixed(2),
     handlerP99Ms: +quantile(answers.map((a) => a.handlerMs), 0.99).toFixed(2),
+    slowHandlersMsMedian: +median(slowHandlers.map((a) => a.handlerMs)).toFixed(2),
+    slowHandlersRunnableMsMedian: slowHandlers.some((a) => Number.isNaN(a.handlerRunnableMs)) ? null : +median(slowHandlers.map((a) => a.handlerRunnableMs)).toFixed(2),
   };
 }
 
@@ -395,6 +442,20 @@ async function tableCounters(serverPid: number): Promise<Record<string, { ins: n
   return Object.fromEntries(rows.map((r) => [r.relname!, { ins: Number(r.n_tup_ins), upd: Number(r.n_tup_upd), hot: Number(r.n_tup_hot_upd), del: Number(r.n_tup_del), dead: Number(r.n_dead_tup) }]));
 }
 
+/** `--receiver-nice idle|N` (either form): idle by default; N a nice value, 0–19. */
+function receiverPriorityArg(): 'idle' | number {
+  const args = process.argv.slice(2);
+  const at = args.findIndex((a) => a === '--receiver-nice' || a.startsWith('--receiver-nice='));
+  if (at < 0) return 'idle';
+  const text = args[at]!.includes('=') ? args[at]!.slice('--receiver-nice='.length) : (args[at + 1] ?? '');
+  if (text === 'idle') return 'idle';
+  if (!/^\d+$/.test(text) || Number(text) > 19) {
+    console.error(`--receiver-nice is idle or a nice value 0–19 (got ${JSON.stringify(text)}), as in --receiver-nice idle or --receiver-nice=19.`);
+    process.exit(2);
+  }
+  return Number(text);
+}
+
 async function main(): Promise<void> {
   const rounds = numberArg('rounds', 5);
   const seconds = numberArg('seconds', 5);
@@ -404,7 +465,7 @@ async function main(): Promise<void> {
   const dialect = dialectArg();
   const profileAt = process.argv.indexOf('--profile');
   const profileDir = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
-  const receiverNice = numberArg('receiver-nice', 19);
+  const receiverNice = receiverPriorityArg();
   // PostgreSQL: every round starts on vacuumed tables, as autovacuum keeps them on a production server.
   // The machines' server runs with autovacuum off (a CI setting), so the dead rows that the outbox's
   // and the deliveries' updates leave piled up round after round: the backends' CPU per round grew
@@ -416,9 +477,13 @@ async function main(): Promise<void> {
   const statements = dialect === 'postgres' && process.argv.includes('--pg-statements');
   const receiverChild = fork(fileURLToPath(import.meta.url), ['--receiver-process'], { execArgv: ['--import', 'tsx'] });
   await new Promise((r) => receiverChild.once('spawn', r));
-  // The receiver stands in for a remote endpoint, whose CPU is not the service's: at nice 19 it takes
-  // only what the server and the load generator leave (--receiver-nice 0: competing as an equal, as before).
-  if (receiverNice !== 0) os.setPriority(receiverChild.pid!, receiverNice);
+  // The receiver stands in for a remote endpoint, whose CPU is not the service's: it takes only what
+  // the server and the load generator leave (--receiver-nice 0: competing as an equal).
+  if (receiverNice === 'idle') {
+    // -a: every thread the receiver has started so far; those it starts later inherit the class.
+    const set = spawnSync('chrt', ['-a', '-i', '-p', '0', String(receiverChild.pid)], { encoding: 'utf8' });
+    if (set.status !== 0) throw new Error(`chrt could not put the receiver in the idle class (${set.error?.message ?? set.stderr.trim()}): install util-linux, or pass --receiver-nice 19`);
+  } else if (receiverNice !== 0) os.setPriority(receiverChild.pid!, receiverNice);
   const receiverUrl = await callIpc<string>(receiverChild, 'url');
   // --pin (Linux, util-linux's taskset): the requests' side on CPU 0 (this load generator, the
   // server's main thread), the deliveries' on CPU 1 (the dispatcher thread, the receiver); every
@@ -603,7 +668,7 @@ async function main(): Promise<void> {
     eventLoopMaxDelayMs: rows(side).map((r) => r.server.loopMaxMs),
     lockWaits: rows(side).map((r) => `${r.server.lockWaits}× ${r.server.lockWaitedMs} ms (${r.server.lockWokenMs ?? '?'} ms after it was free), longest ${r.server.lockMaxWaitMs} ms`),
     // The slowest 1 %: how many of them waited for the lock (against all the round's requests); their latency, the generator's lateness and the handler's time in it (medians).
-    tail: rows(side).map((r) => (r.tail ? `${r.tail.lockWaited} of ${r.tail.requests} waited for the lock (of all: ${r.tail.lockWaitedAll}); of ${r.tail.latencyMsMedian} ms, sent late ${r.tail.sentLateMsMedian}, handler ${r.tail.handlerMsMedian}; every request's handler p50 ${r.tail.handlerP50Ms}, p99 ${r.tail.handlerP99Ms}` : null)),
+    tail: rows(side).map((r) => (r.tail ? `${r.tail.lockWaited} of ${r.tail.requests} waited for the lock (of all: ${r.tail.lockWaitedAll}); of ${r.tail.latencyMsMedian} ms, sent late ${r.tail.sentLateMsMedian}, handler ${r.tail.handlerMsMedian}; every request's handler p50 ${r.tail.handlerP50Ms}, p99 ${r.tail.handlerP99Ms}; slowest 1 % of handlers ${r.tail.slowHandlersMsMedian} ms, runnable off a CPU ${r.tail.slowHandlersRunnableMsMedian ?? '?'} ms` : null)),
     // The webhook dispatcher's turns of the write lock: how many, time held per turn, turned over early for a waiting request.
     dispatcherTurns: rows(side).map((r) => `${r.server.lockTurns.dispatcher.turns}× ${r.server.lockTurns.dispatcher.heldMsPerTurn} ms (${r.server.lockTurns.dispatcher.heldMs} ms), ${r.server.lockTurns.dispatcher.turnedOver} turned over`),
     requestTurns: rows(side).map((r) => `${r.server.lockTurns.requests.turns}× ${r.server.lockTurns.requests.heldMsPerTurn} ms`),
