@@ -121,6 +121,8 @@ describe('webhook dispatcher thread without chrt', () => {
   test('it says what to do, stays in the ordinary class, and delivers', { skip: process.platform !== 'linux' }, async (t) => {
     const r = await receiver();
     await f.subscribe(r.url, ['donation.created']);
+    // The app's own thread first, so that it does not start in the moment PATH is changed below.
+    await until(() => f.t.app.ctx.webhooks.osThreadId, 60_000, 'the app\'s thread started');
     // A second dispatcher of our own beside the app's (as a second node would be), started with a
     // PATH where no chrt is: a thread takes the environment it is started with.
     const warnings: { obj: object; msg?: string }[] = [];
