@@ -22,16 +22,25 @@ export interface AutocannonResult {
 export const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<AutocannonResult>;
 
 /**
- * `--name=N` or `--name N` from the command line, else `fallback`. Anything that is not a positive
- * number stops the bench with a message rather than running it with NaN rounds or seconds.
+ * The text of `--name=V` or `--name V` on the command line (the last one given), '' for a `--name`
+ * that ends the line, undefined when there is none.
  */
-export function numberArg(name: string, fallback: number): number {
+export function textArg(name: string): string | undefined {
   const args = process.argv.slice(2);
   let text: string | undefined;
   for (let i = 0; i < args.length; i++) {
     if (args[i]!.startsWith(`--${name}=`)) text = args[i]!.slice(name.length + 3);
     else if (args[i] === `--${name}`) text = args[i + 1] ?? '';
   }
+  return text;
+}
+
+/**
+ * `--name=N` or `--name N` from the command line, else `fallback`. Anything that is not a positive
+ * number stops the bench with a message rather than running it with NaN rounds or seconds.
+ */
+export function numberArg(name: string, fallback: number): number {
+  const text = textArg(name);
   if (text === undefined) return fallback;
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value <= 0) {
@@ -279,9 +288,7 @@ export function cpuSecondsOf(pids: readonly number[]): number {
 
 /** `--dialect sqlite|postgres` (either form), sqlite by default. */
 export function dialectArg(): 'sqlite' | 'postgres' {
-  const args = process.argv.slice(2);
-  const at = args.findIndex((a) => a === '--dialect' || a.startsWith('--dialect='));
-  const value = at < 0 ? 'sqlite' : args[at]!.includes('=') ? args[at]!.slice('--dialect='.length) : args[at + 1];
+  const value = textArg('dialect') ?? 'sqlite';
   if (value !== 'sqlite' && value !== 'postgres') {
     console.error(`--dialect must be sqlite or postgres, not ${value}`);
     process.exit(2);

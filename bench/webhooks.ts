@@ -47,7 +47,7 @@ import { fork, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
-import { alternateRounds, autocannon, BENCH_PG_URL, callIpc, cpuSecondsOf, dialectArg, isServerProcess, median, numberArg, quantile, postgresBackendPids, printReport, serveBenchApp, serveIpc, startServer } from './lib.js';
+import { alternateRounds, autocannon, BENCH_PG_URL, callIpc, cpuSecondsOf, dialectArg, isServerProcess, median, numberArg, quantile, postgresBackendPids, printReport, serveBenchApp, serveIpc, startServer, textArg } from './lib.js';
 
 interface Seed {
   url: string;
@@ -444,10 +444,7 @@ async function tableCounters(serverPid: number): Promise<Record<string, { ins: n
 
 /** `--receiver-nice idle|N` (either form): idle by default; N a nice value, 0–19. */
 function receiverPriorityArg(): 'idle' | number {
-  const args = process.argv.slice(2);
-  const at = args.findIndex((a) => a === '--receiver-nice' || a.startsWith('--receiver-nice='));
-  if (at < 0) return 'idle';
-  const text = args[at]!.includes('=') ? args[at]!.slice('--receiver-nice='.length) : (args[at + 1] ?? '');
+  const text = textArg('receiver-nice') ?? 'idle';
   if (text === 'idle') return 'idle';
   if (!/^\d+$/.test(text) || Number(text) > 19) {
     console.error(`--receiver-nice is idle or a nice value 0–19 (got ${JSON.stringify(text)}), as in --receiver-nice idle or --receiver-nice=19.`);
