@@ -1,6 +1,6 @@
 /**
  * What a donation's committing statement costs on PostgreSQL, in forms side by side:
- * `npx tsx bench/donation-statement.ts [--count 600] [--gap-ms 5 | --back-to-back] [--forms=current,serial-lookup,no-triggers,one-row]`.
+ * `npx tsx bench/donation-statement.ts [--count 600] [--gap-ms 5 | --back-to-back] [--forms=current,serial-lookup,no-triggers,one-row] [--settings N]`.
  *
  * A fresh schema of BENCH_DATABASE_URL (else the local test database). One real `createDonation`
  * gives the statement as the app sends it (`insertDonationsWithAlerts`: text and values, captured
@@ -15,7 +15,10 @@
  *   donation counters' trigger and the foreign-key checks: what they cost (not a form to serve).
  * - `one-row`: a one-row INSERT into a table of its own — the floor for any durable commit.
  *
- * Reports per form the round trip's p10 / p50 / p90 (ms), the p50 of each thousand statements in
+ * `--settings N`: N other streamers with moderation settings and N without, then ANALYZE (as
+ * autovacuum would): the statement reads one streamer's settings however many others have some.
+ *
+ * Reports per form how often PostgreSQL used its generic plan and how often it planned anew, the round trip's p10 / p50 / p90 (ms), the p50 of each thousand statements in
  * turn, and the backend's CPU per statement, its mark included (µs, from /proc: PostgreSQL on this
  * machine), the first 50 of each left out.
  */
@@ -53,6 +56,17 @@ const { createDonation } = await import('../src/modules/donations/donations.serv
 const bench = await benchApp({}, 'postgres');
 await bench.app.ready();
 const db = bench.app.ctx.db;
+// --settings N: N other streamers with moderation settings (and as many without), analysed as
+// autovacuum would: the statement reads one streamer's settings whatever how many others have some.
+const withSettings = numberArg('settings', 0);
+if (withSettings > 0) {
+  const { sql } = await import('kysely');
+  await sql`insert into users (email, password_hash, code, name, name_key, language, currency, is_active, role, merchandise_promocode, created_at, updated_at)
+    select 'settings' || g || '@example.test', '!', 'st_' || g, 'Streamer ' || g, 'streamer ' || g, 'en_US', 'USD', 1, 'streamer', 'ST' || g, 0, 0
+    from generate_series(1, ${withSettings * 2}) g`.execute(db);
+  await sql`insert into moderation_settings (user_id, updated_at) select id, 0 from users where code like 'st_%' and id % 2 = 0`.execute(db);
+  await sql`analyze`.execute(db);
+}
 const streamer = await createAccount(db, { email: 'statement@example.test', password: 'a long passphrase', name: 'Statement bench' });
 await createDonation(db, { userId: streamer.id, amount: '5', currency: 'USD', username: 'Donor', message: 'hello' });
 pg.Client.prototype.query = query;
@@ -107,13 +121,19 @@ for (let i = 0; i < count + WARM; i++) {
   }
 }
 
+// Whether PostgreSQL kept one generic plan for the named statement or planned it every time.
+const plansOf = new Map<Form, string>();
+for (const [form, { client }] of connections) {
+  const { rows } = await client.query(`select generic_plans, custom_plans from pg_prepared_statements where name = $1`, [form === 'one-row' ? 'floor' : form]);
+  plansOf.set(form, rows[0] ? `${rows[0].generic_plans} generic, ${rows[0].custom_plans} custom` : 'unnamed');
+}
 const results = Object.fromEntries(
   forms.map((form) => {
     const xs = times.get(form)!;
     const backendUs = ((cpuSecondsOf([connections.get(form)!.pid]) - cpuFrom.get(form)!) * 1e6) / count;
     // The p50 of each thousand in turn: whether the statement slows as the published events pile up.
     const byThousand = Array.from({ length: Math.ceil(xs.length / 1000) }, (_, k) => +quantile(xs.slice(k * 1000, (k + 1) * 1000), 0.5).toFixed(3));
-    return [form, { p10_ms: +quantile(xs, 0.1).toFixed(3), p50_ms: +quantile(xs, 0.5).toFixed(3), p90_ms: +quantile(xs, 0.9).toFixed(3), p50_ms_by_thousand: byThousand, backend_cpu_us_per_statement: Math.round(backendUs) }];
+    return [form, { plans: plansOf.get(form), p10_ms: +quantile(xs, 0.1).toFixed(3), p50_ms: +quantile(xs, 0.5).toFixed(3), p90_ms: +quantile(xs, 0.9).toFixed(3), p50_ms_by_thousand: byThousand, backend_cpu_us_per_statement: Math.round(backendUs) }];
   }),
 );
 for (const { client } of connections.values()) await client.end();

@@ -199,7 +199,9 @@ export async function insertDonationsWithAlerts(
   ratesStamp: string,
   claim: OutboxClaim | null,
 ): Promise<{ ids: (number | null)[]; eventIds: (number | null)[]; claimed: boolean }> {
-  const col = <T>(pick: (w: DonationWrite) => T) => writes.map(pick);
+  // One donation (the usual batch): scalars, for the statement's single-row form (INSERT_ONE_DONATION).
+  const single = writes.length === 1;
+  const col = <T>(pick: (w: DonationWrite) => T) => (single ? pick(writes[0]!) : writes.map(pick));
   const parameters: unknown[] = [
     ...WRITTEN.map((column) => col((w) => w.donation[column])),
     col((w) => w.moderation?.status ?? null),
@@ -222,7 +224,8 @@ export async function insertDonationsWithAlerts(
   // tables grow: it reads `users` and `moderation_settings` by primary key, and `outbox` only
   // through `published_at is null` in id order with a limit, which an index scan of either outbox
   // index on that column answers, empty or full.
-  const { rows } = await executeNamed(db, CompiledQuery.raw(INSERT_DONATIONS_WITH_ALERTS, parameters) as CompiledQuery<{ id: number; ord: number; event_id: number | null; claimed: boolean }>);
+  const text = single ? INSERT_ONE_DONATION : INSERT_DONATIONS_WITH_ALERTS;
+  const { rows } = await executeNamed(db, CompiledQuery.raw(text, parameters) as CompiledQuery<{ id: number; ord: number; event_id: number | null; claimed: boolean }>);
   const ids: (number | null)[] = new Array(writes.length).fill(null);
   const eventIds: (number | null)[] = new Array(writes.length).fill(null);
   let claimed = false;
@@ -249,18 +252,35 @@ const CLAIM_NOW = `$${INSERT_ARRAYS.length + 3}::bigint`;
 const CLAIM_STALE = `$${INSERT_ARRAYS.length + 4}::bigint`;
 /** An input row whose streamer's context is still the one it was decided on (the `fresh` CTE). */
 const KEPT = 'user_id = any(array(select id from fresh))';
-const INSERT_DONATIONS_WITH_ALERTS = `
+const INPUT_COLUMNS = `${WRITTEN_LIST},
+      m_status, m_shown_username, m_shown_message, m_reasons, m_publish_at,
+      e_type, e_channels, e_payload_after_id, e_not_before, stamp, ord`;
+
+/**
+ * The statement for a batch (arrays, one element per donation) or, with `single`, for one donation
+ * (scalars). PostgreSQL keeps a named statement's generic plan only while it costs no more than a
+ * plan made for the values at hand; a generic plan counts on ten elements in each array, so for one
+ * donation, once the tables were analysed with a few thousand streamers' moderation settings, it
+ * lost, and every execution was planned anew (0.4 ms more backend CPU, bench/README.md). The
+ * single-row form's generic plan counts on the one row it gets and is kept.
+ */
+function insertDonationsText(single: boolean): string {
+  const input = single
+    ? `(select ${INSERT_ARRAYS.map((type, k) => `$${k + 1}::${type.slice(0, -2)}`).join(', ')}, 1::bigint) as i(
+      ${INPUT_COLUMNS}
+    )`
+    : `unnest(${INSERT_ARRAYS.map((type, k) => `$${k + 1}::${type}`).join(', ')}) with ordinality as i(
+      ${INPUT_COLUMNS}
+    )`;
+  const isOneOf = (k: number, type: string) => (single ? `= $${k}::${type}` : `= any($${k}::${type}[])`);
+  return `
   with input as materialized (
     -- The identity columns' own sequences (PostgreSQL names them <table>_<column>_seq), named as
     -- constants: resolved once when the statement is prepared, where pg_get_serial_sequence looked
     -- its sequence up in the catalog for every row (16-33 us of backend CPU, bench/README.md).
     select i.*, nextval('donations_id_seq'::regclass) as id,
       case when i.e_type is not null then nextval('outbox_id_seq'::regclass) end as event_id
-    from unnest(${INSERT_ARRAYS.map((type, k) => `$${k + 1}::${type}`).join(', ')}) with ordinality as i(
-      ${WRITTEN_LIST},
-      m_status, m_shown_username, m_shown_message, m_reasons, m_publish_at,
-      e_type, e_channels, e_payload_after_id, e_not_before, stamp, ord
-    )
+    from ${input}
   ),
   -- The streamers whose context is still the one their donations were decided on. One look-up of
   -- the batch's ids (a correlated check per donation made the generic plan look dearer than a
@@ -268,7 +288,7 @@ const INSERT_DONATIONS_WITH_ALERTS = `
   -- the streamer's id, so matching it against the batch's digests pairs each with its own.
   fresh as materialized (
     select u.id ${CONTEXT_FROM}
-    where u.id = any($1::bigint[]) and ${CONTEXT_STAMP} = any($${INSERT_ARRAYS.length}::text[])
+    where u.id ${isOneOf(1, 'bigint')} and ${CONTEXT_STAMP} ${isOneOf(INSERT_ARRAYS.length, 'text')}
       and ${RATES_STAMP} = ${RATES_STAMP_PARAM}
   ),
   -- The first such row in id order, not EXISTS: the planner makes EXISTS a bitmap scan, which
@@ -306,6 +326,9 @@ const INSERT_DONATIONS_WITH_ALERTS = `
     where i.e_type is not null and i.${KEPT}
   )
   select i.id, i.ord, i.event_id, exists (select 1 from claim) as claimed from input i where i.${KEPT}`;
+}
+const INSERT_DONATIONS_WITH_ALERTS = insertDonationsText(false);
+const INSERT_ONE_DONATION = insertDonationsText(true);
 
 export async function findDonation(db: Kysely<DB>, userId: number, id: number): Promise<DonationRow | undefined> {
   return db.selectFrom('donations').selectAll().where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
