@@ -238,8 +238,8 @@ export async function insertDonationsWithAlerts(
 }
 
 // The text once: building it with Kysely on every batch cost more than the rest of the batch's
-// JavaScript. The arrays are $1..$23, then the rates' stamp, the claim's owner (null: none), its
-// time and stale bound.
+// JavaScript. The arrays (scalars in the single-row form) are $1..$23, then the rates' stamp, the
+// claim's owner (null: none), its time and stale bound.
 const INSERT_ARRAYS = [
   ...WRITTEN.map((column) => `${WRITTEN_COLUMNS[column]}[]`),
   'text[]', 'text[]', 'text[]', 'text[]', 'bigint[]',
@@ -261,7 +261,7 @@ const INPUT_COLUMNS = `${WRITTEN_LIST},
  * (scalars). PostgreSQL keeps a named statement's generic plan only while it costs no more than a
  * plan made for the values at hand; a generic plan counts on ten elements in each array, so for one
  * donation, once the tables were analysed with a few thousand streamers' moderation settings, it
- * lost, and every execution was planned anew (0.4 ms more backend CPU, bench/README.md). The
+ * lost, and every execution was planned anew (0.3-0.4 ms more backend CPU, bench/README.md). The
  * single-row form's generic plan counts on the one row it gets and is kept.
  */
 function insertDonationsText(single: boolean): string {
