@@ -18,8 +18,8 @@
  * `--settings N`: N other streamers with moderation settings and N without, then ANALYZE (as
  * autovacuum would): the statement reads one streamer's settings however many others have some.
  *
- * Reports per form how often PostgreSQL used its generic plan and how often it planned anew, the round trip's p10 / p50 / p90 (ms), the p50 of each thousand statements in
- * turn, and the backend's CPU per statement, its mark included (µs, from /proc: PostgreSQL on this
+ * Reports per form how often PostgreSQL used its generic plan and how often it planned anew, the
+ * round trip's p10 / p50 / p90 (ms), the p50 of each thousand statements in turn, and the backend's CPU per statement, its mark included (µs, from /proc: PostgreSQL on this
  * machine), the first 50 of each left out.
  */
 import { createRequire } from 'node:module';
@@ -56,8 +56,7 @@ const { createDonation } = await import('../src/modules/donations/donations.serv
 const bench = await benchApp({}, 'postgres');
 await bench.app.ready();
 const db = bench.app.ctx.db;
-// --settings N: N other streamers with moderation settings (and as many without), analysed as
-// autovacuum would: the statement reads one streamer's settings whatever how many others have some.
+// --settings N (see the header).
 const withSettings = numberArg('settings', 0);
 if (withSettings > 0) {
   const { sql } = await import('kysely');

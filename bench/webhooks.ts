@@ -57,15 +57,14 @@ interface Seed {
 }
 
 /**
- * The main thread's scheduler account (Linux, /proc/thread-self/schedstat): nanoseconds on a CPU
- * and nanoseconds runnable but waiting for one. A handler's waiting share tells a request that
- * lost its CPU to another thread or process (the dispatcher, the receiver, the load generator)
- * from one whose own work took longer. Null where the file does not exist.
+ * How long the main thread has been runnable but waiting for a CPU, in nanoseconds (Linux,
+ * /proc/thread-self/schedstat's second field). A handler's waiting share tells a request that lost
+ * its CPU to another thread or process (the dispatcher, the receiver, the load generator) from one
+ * whose own work took longer. Null where the file does not exist.
  */
-function threadSchedule(): { onCpuNs: number; waitingNs: number } | null {
+function threadSchedule(): { waitingNs: number } | null {
   try {
-    const [onCpu, waiting] = fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ');
-    return { onCpuNs: Number(onCpu), waitingNs: Number(waiting) };
+    return { waitingNs: Number(fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) };
   } catch {
     return null;
   }

@@ -56,8 +56,8 @@ const ownThread = ((): { tid: number } | { tid: null; why: unknown } => {
  * preempted in lasts until it gets a CPU again. A request waits for the lock off the CPU, which it
  * then leaves to this thread, so that takes long only while other work of ordinary priority keeps
  * every CPU busy. `WEBHOOKS_THREAD_NICE` takes a nice value instead (a weight: the thread keeps a
- * share of a busy CPU, and preempts as any thread does), or 0 for the requests' own priority. The WAL checkpointer thread keeps the server's priority: requests
- * wait for its last pass.
+ * share of a busy CPU, and preempts as any thread does), or 0 for the requests' own priority. The
+ * WAL checkpointer thread keeps the server's priority: requests wait for its last pass.
  */
 function lowerOwnPriority(setting: number | 'idle'): void {
   if (setting === 0 || process.platform !== 'linux') return;
