@@ -1,6 +1,6 @@
 /**
  * What a donation's committing statement costs on PostgreSQL, in forms side by side:
- * `npx tsx bench/donation-statement.ts [--count 600] [--gap-ms 5 | --back-to-back] [--forms=current,serial-lookup,no-triggers,one-row] [--settings N]`.
+ * `npx tsx bench/donation-statement.ts [--count 600] [--gap-ms 5 | --back-to-back] [--forms=current,serial-lookup,no-triggers,required,one-row] [--settings N] [--dead N]`.
  *
  * A fresh schema of BENCH_DATABASE_URL (else the local test database). One real `createDonation`
  * gives the statement as the app sends it (`insertDonationsWithAlerts`: text and values, captured
@@ -13,10 +13,18 @@
  *   sequence looked up in the catalog for every row (the text before the sequences were named).
  * - `no-triggers`: `current` on a session with `session_replication_role = replica`, which skips the
  *   donation counters' trigger and the foreign-key checks: what they cost (not a form to serve).
+ * - `required`: only the writes a donation must make, nothing decided or checked (lib.ts
+ *   `REQUIRED_DONATION_WRITE`): the least a donation's statement can cost on these tables.
  * - `one-row`: a one-row INSERT into a table of its own — the floor for any durable commit.
  *
  * `--settings N`: N other streamers with moderation settings and N without, then ANALYZE (as
  * autovacuum would): the statement reads one streamer's settings however many others have some.
+ * `--dead N`: N events of 5,000 other streamers written unpublished and then marked published
+ * together before the run, as a drained backlog leaves them (a broker down for a while, an
+ * import): their dead entries stay in `outbox_pending`'s pages until a VACUUM, and the statement's
+ * look for older unpublished events reads through those pages. (Events published one by one as
+ * they come leave nothing behind: the index drops an entry marked dead from the page it is adding
+ * to before that page splits.)
  *
  * Reports per form how often PostgreSQL used its generic plan and how often it planned anew, the
  * round trip's p10 / p50 / p90 (ms), the p50 of each thousand statements in turn, and the backend's CPU per statement, its mark included (µs, from /proc: PostgreSQL on this
@@ -25,7 +33,7 @@
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { benchApp, cpuSecondsOf, numberArg, printReport, quantile } from './lib.js';
+import { benchApp, cpuSecondsOf, numberArg, printReport, quantile, REQUIRED_DONATION_WRITE, requiredDonation, requiredPostgresValues } from './lib.js';
 
 type PgClient = {
   query(config: unknown, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
@@ -37,7 +45,7 @@ const pg = createRequire(import.meta.url)('pg') as { Client: { new (config: obje
 const count = numberArg('count', 600);
 // 0 is a valid gap, which numberArg refuses: --back-to-back says it.
 const gapMs = process.argv.includes('--back-to-back') ? 0 : numberArg('gap-ms', 5);
-const ALL_FORMS = ['current', 'serial-lookup', 'no-triggers', 'one-row'] as const;
+const ALL_FORMS = ['current', 'serial-lookup', 'no-triggers', 'required', 'one-row'] as const;
 type Form = (typeof ALL_FORMS)[number];
 const forms = (process.argv.find((a) => a.startsWith('--forms='))?.slice(8).split(',') ?? [...ALL_FORMS]) as Form[];
 for (const form of forms) if (!ALL_FORMS.includes(form)) throw new Error(`unknown form ${form}: pick from ${ALL_FORMS.join(', ')}`);
@@ -67,6 +75,14 @@ if (withSettings > 0) {
   await sql`analyze`.execute(db);
 }
 const streamer = await createAccount(db, { email: 'statement@example.test', password: 'a long passphrase', name: 'Statement bench' });
+// --dead N (see the header).
+const dead = numberArg('dead', 0);
+if (dead > 0) {
+  const { sql } = await import('kysely');
+  await sql`insert into outbox (type, user_id, channels, payload, created_at)
+    select 'donation.created', ${streamer.id}::bigint + 1 + g % 5000, '[]', '{}', 0 from generate_series(1, ${dead}) g`.execute(db);
+  await sql`update outbox set published_at = 1 where published_at is null`.execute(db);
+}
 await createDonation(db, { userId: streamer.id, amount: '5', currency: 'USD', username: 'Donor', message: 'hello' });
 pg.Client.prototype.query = query;
 if (!captured) throw new Error('createDonation sent no statement that writes donations');
@@ -97,7 +113,11 @@ const run = async (form: Form, client: PgClient): Promise<number> => {
     await client.query({ name: 'floor', text: 'insert into statement_bench_floor (note) values ($1)', values: ['x'] });
     return performance.now() - start;
   }
-  const { rows } = await client.query({ name: form, text: form === 'serial-lookup' ? SERIAL_LOOKUP : statement.text, values: statement.values });
+  const { text, values } =
+    form === 'required'
+      ? { text: REQUIRED_DONATION_WRITE.postgres, values: requiredPostgresValues(requiredDonation(streamer.id, Date.now())) }
+      : { text: form === 'serial-lookup' ? SERIAL_LOOKUP : statement.text, values: statement.values };
+  const { rows } = await client.query({ name: form, text, values });
   const took = performance.now() - start;
   const eventId = rows[0]?.event_id;
   if (eventId === null || eventId === undefined) throw new Error(`the ${form} form wrote no event: the streamer's context changed under the bench`);

@@ -171,6 +171,40 @@ export async function inScratchSchema<T>(schema: string, statements: readonly st
   }
 }
 
+/**
+ * Only the writes a donation must make in its durable transaction, whatever decides them: its row
+ * and its `donation.created` outbox event (architecture.md: every change's event is written with
+ * it), on the service's own tables, so the counters' trigger (the per-streamer version every write
+ * bumps, which the donation pages' cache rests on) and the foreign-key check run as they do for
+ * every writer. Nothing read, checked or claimed: no streamer's context, no moderation row, no
+ * stamp, no claim for the relay. The least a donation's commit can cost on these tables; a floor
+ * for the benches, not a form to serve. Parameters: `requiredDonation`.
+ */
+export const REQUIRED_DONATION_WRITE = {
+  /** One statement, $1…$7 in `requiredDonation`'s order. */
+  postgres: `with d as (
+    insert into donations (user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, is_shown, created_at, shown_at, poll_option_id)
+    values ($1, $2, 'text', $3, $4, 'USD', $4, 'USD', null, 0, $5, null, null) returning id, user_id, created_at
+  )
+  insert into outbox (type, user_id, channels, payload, created_at)
+  select 'donation.created', d.user_id, $6, '{"id":' || d.id || $7, d.created_at from d returning id as event_id`,
+  /** Two statements between BEGIN IMMEDIATE and COMMIT, with named parameters: the donation, then its event (`id`: the donation's). */
+  sqlite: {
+    donation: `insert into donations (user_id, username, message_type, message, amount, currency, amount_in_user_currency, user_currency, payin_system, is_shown, created_at, shown_at, poll_option_id)
+    values (@userId, @username, 'text', @message, @amount, 'USD', @amount, 'USD', null, 0, @at, null, null) returning id`,
+    event: `insert into outbox (type, user_id, channels, payload, created_at) values ('donation.created', @userId, @channels, '{"id":' || @id || @payloadAfterId, @at) returning id`,
+  },
+};
+
+/** REQUIRED_DONATION_WRITE's parameters for a donation of the usual size to `userId` at `at` (epoch ms). */
+export function requiredDonation(userId: number, at: number) {
+  const payloadAfterId = `,"name":"donation","username":"Bench donor","message_type":"text","message":"ts:${at}","payin_system":null,"amount":5,"currency":"USD","is_shown":0,"amount_in_user_currency":5,"recipient_name":"Bench","created_at":"2026-12-07 12:00:00","shown_at":null,"reason":"default"}`;
+  return { userId, username: 'Bench donor', message: `ts:${at}`, amount: 500, at, channels: JSON.stringify([`$alerts:donation_${userId}`, `donations:${userId}`]), payloadAfterId };
+}
+
+/** `requiredDonation` as REQUIRED_DONATION_WRITE.postgres's positional parameters. */
+export const requiredPostgresValues = (d: ReturnType<typeof requiredDonation>): unknown[] => [d.userId, d.username, d.message, d.amount, d.at, d.channels, d.payloadAfterId];
+
 /** A PostgreSQL cluster started for one bench run, with its connection URL. */
 export interface BenchCluster {
   url: string;

@@ -13,10 +13,12 @@
  *    5,000 streamers × 2 subscribers, 200 donations/s spread over the streamers; p50/p99 across all
  *    deliveries, alternating the node alone (publish → subscriber) and the whole service (`buildApp`
  *    on SQLite and/or PostgreSQL: donation created → commit → outbox relay → node → subscriber).
- *    With SQLite, each round also times each donation's COMMIT statement (its WAL write and fsync)
- *    and a raw storage flush floor in TMPDIR (a WAL-sized file, a commit's frames, fsync). With
- *    PostgreSQL, a floor of its own in each round: a one-row durable INSERT and a `select 1` on the
- *    same server, paced alike (postgresFloor) — the least any commit-then-publish path adds.
+ *    With SQLite, each round also times each donation's COMMIT statement (its WAL write and fsync),
+ *    a raw storage flush floor in TMPDIR (a WAL-sized file, a commit's frames, fsync) and the writes
+ *    a donation must make, straight on a database of the service's schema (sqliteRequiredFloor). With
+ *    PostgreSQL, a floor of its own in each round: a one-row durable INSERT, the writes a donation
+ *    must make (its row and outbox event) and a `select 1` on the same server, paced alike
+ *    (postgresFloor) — the least any commit-then-publish path adds, and the least ours can.
  *    PostgreSQL is BENCH_DATABASE_URL's server (`--pg-cluster=disk`, the default), or with
  *    `--pg-cluster=tmpfs` a throwaway cluster in RAM with the same settings (lib.ts `tmpfsCluster`):
  *    the same statements and WAL flushes without the storage device, which shows our share alone.
@@ -666,36 +668,117 @@ async function storageFloor(rate: number, seconds: number): Promise<{ paced: Uin
 }
 
 /**
- * The PostgreSQL floor, measured in the same run on the server the app servers use: a one-row
- * INSERT committed durably (synchronous_commit on, as a donation's write), sent on its own
- * connection from this process at the shape's rate — what any service that commits a donation
- * before it publishes it adds to the node alone's path, with nothing of ours in it. Then `select 1`
- * at the same pace: the round trip and the backend's wake-up alone, without a commit.
+ * A database made as the service makes it (its migrations), with one streamer, whose id is
+ * returned: the tables of the required-writes floors (lib.ts `REQUIRED_DONATION_WRITE`).
  */
-async function postgresFloor(rate: number, seconds: number): Promise<{ insert: Uint32Array; roundTrip: Uint32Array }> {
+async function floorDatabase(config: { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string; schema: string }): Promise<number> {
+  // Imported here, not at the top: `--before` runs a copy of this file in an older checkout.
+  const { createDatabase } = await import('../src/db/database.js');
+  const { migrateToLatest } = await import('../src/db/migrate.js');
+  const database = createDatabase(config, { max: 1 });
+  try {
+    await migrateToLatest(database.db);
+    const at = Date.now();
+    const streamer = { email: 'floor@example.test', password_hash: '!', code: 'floor', name: 'Floor', name_key: 'floor', avatar: null, language: 'en_US', currency: 'USD', is_active: 1, role: 'streamer' as const, merchandise_promocode: 'FLOOR', created_at: at, updated_at: at };
+    return (await database.db.insertInto('users').values(streamer).returning('id').executeTakeFirstOrThrow()).id;
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * SQLite's required-writes floor, in the same run on the file system of the app servers' data
+ * directories: the writes a donation must make (lib.ts `REQUIRED_DONATION_WRITE`: BEGIN IMMEDIATE,
+ * its row, its outbox event, COMMIT) on a database opened as the service opens it (WAL,
+ * synchronous = FULL), straight on the connection, paced at the shape's rate. Untimed between
+ * commits, as the service does them off the donation's path: the relay's marks, 20 events to a
+ * transaction, and a checkpoint every 200 commits (the service's checkpoint thread; none inside a
+ * commit).
+ */
+async function sqliteRequiredFloor(rate: number, seconds: number): Promise<Uint32Array> {
+  const { openSqlite } = await import('../src/db/database.js');
+  const { REQUIRED_DONATION_WRITE, requiredDonation } = await import('./lib.js');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openalerts-floor-db-'));
+  const file = path.join(dir, 'floor.db');
+  try {
+    const streamer = await floorDatabase({ dialect: 'sqlite', file });
+    const sqlite = openSqlite(file);
+    try {
+      sqlite.pragma('wal_autocheckpoint = 0');
+      const [begin, commit, donation, event, published] = ['begin immediate', 'commit', REQUIRED_DONATION_WRITE.sqlite.donation, REQUIRED_DONATION_WRITE.sqlite.event, 'update outbox set published_at = ? where id = ?'].map((text) => sqlite.prepare(text));
+      const markAll = sqlite.transaction((ids: number[]) => ids.forEach((id) => published!.run(Date.now(), id)));
+      const hist = newHistogram();
+      const unmarked: number[] = [];
+      const total = Math.round(rate * seconds);
+      const start = now();
+      for (let i = 0; i < total; i++) {
+        const wait = start + (i * 1000) / rate - now();
+        if (wait > 0) await sleep(wait);
+        const written = requiredDonation(streamer, Date.now());
+        const t0 = now();
+        begin!.run();
+        const { id } = donation!.get(written) as { id: number };
+        unmarked.push((event!.get({ ...written, id }) as { id: number }).id);
+        commit!.run();
+        record(hist, now() - t0);
+        if (unmarked.length === 20) markAll(unmarked.splice(0));
+        if (i % 200 === 199) sqlite.pragma('wal_checkpoint(PASSIVE)');
+      }
+      return hist;
+    } finally {
+      sqlite.close();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The PostgreSQL floor, measured in the same run on the server the app servers use, from this
+ * process on a connection of its own at the shape's rate: a one-row INSERT committed durably
+ * (synchronous_commit on, as a donation's write) — what any service that commits a donation before
+ * it publishes it adds to the node alone's path, with nothing of ours in it; then the writes a
+ * donation of this service must make, and nothing else (lib.ts `REQUIRED_DONATION_WRITE`: its row
+ * and its outbox event on a schema migrated as the service's, the counters' trigger and the
+ * foreign-key check included; each event marked published after it, untimed, as the relay does);
+ * then `select 1`: the round trip and the backend's wake-up alone, without a commit.
+ */
+async function postgresFloor(rate: number, seconds: number): Promise<{ insert: Uint32Array; required: Uint32Array; roundTrip: Uint32Array }> {
   const { default: pg } = await import('pg');
+  // Imported here, not at the top: `--before` runs a copy of this file against an older lib.ts.
+  const { REQUIRED_DONATION_WRITE, requiredDonation, requiredPostgresValues } = await import('./lib.js');
   // The environment first: --pg-cluster=tmpfs names its cluster there after lib.ts read BENCH_PG_URL.
-  const client = new pg.Client({ connectionString: process.env.BENCH_DATABASE_URL ?? BENCH_PG_URL });
+  const url = process.env.BENCH_DATABASE_URL ?? BENCH_PG_URL;
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   const schema = `bench_floor_${process.pid}`;
   try {
     await client.query(`create schema if not exists ${schema}`);
-    await client.query(`create table if not exists ${schema}.floor (id bigserial primary key, v integer not null)`);
-    const paced = async (count: number, statement: { name: string; text: string; values?: unknown[] }) => {
+    const streamer = await floorDatabase({ dialect: 'postgres', url, schema });
+    await client.query(`set search_path = ${schema}`);
+    await client.query('create table if not exists floor (id bigserial primary key, v integer not null)');
+    const paced = async (count: number, statement: () => { name: string; text: string; values?: unknown[] }, after?: (rows: Record<string, unknown>[]) => Promise<unknown>) => {
       const hist = newHistogram();
       const start = now();
       for (let i = 0; i < count; i++) {
         const wait = start + (i * 1000) / rate - now();
         if (wait > 0) await sleep(wait);
+        const next = statement();
         const t0 = now();
-        await client.query(statement);
+        const { rows } = await client.query(next);
         record(hist, now() - t0);
+        await after?.(rows);
       }
       return hist;
     };
-    const insert = await paced(Math.round(rate * seconds), { name: 'floor-insert', text: `insert into ${schema}.floor (v) values ($1)`, values: [1] });
-    const roundTrip = await paced(Math.round((rate * seconds) / 2), { name: 'floor-select', text: 'select 1' });
-    return { insert, roundTrip };
+    const insert = await paced(Math.round(rate * seconds), () => ({ name: 'floor-insert', text: 'insert into floor (v) values ($1)', values: [1] }));
+    const required = await paced(
+      Math.round(rate * seconds),
+      () => ({ name: 'floor-required', text: REQUIRED_DONATION_WRITE.postgres, values: requiredPostgresValues(requiredDonation(streamer, Date.now())) }),
+      (rows) => client.query({ name: 'floor-published', text: 'update outbox set published_at = $1 where id = $2', values: [Date.now(), rows[0]!.event_id] }),
+    );
+    const roundTrip = await paced(Math.round((rate * seconds) / 2), () => ({ name: 'floor-select', text: 'select 1' }));
+    return { insert, required, roundTrip };
   } finally {
     await client.query(`drop schema ${schema} cascade`).catch(() => {});
     await client.end();
@@ -736,13 +819,13 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
       const runs: Record<string, { hist: Uint32Array; commits: Uint32Array | null; durable: Uint32Array | null; commitStatements: Uint32Array | null; cpuMs: number; load: number }[]> = Object.fromEntries(
         kinds.map((k) => [k, []]),
       );
-      const floors: { paced: Uint32Array; backToBack: Uint32Array; load: number }[] = [];
-      const pgFloors: { insert: Uint32Array; roundTrip: Uint32Array; load: number }[] = [];
+      const floors: { paced: Uint32Array; backToBack: Uint32Array; required: Uint32Array; load: number }[] = [];
+      const pgFloors: { insert: Uint32Array; required: Uint32Array; roundTrip: Uint32Array; load: number }[] = [];
       for (let round = 0; round < rounds; round++) {
         // Rotate the order each round, so no side always runs first.
         for (const kind of kinds.map((_, i) => kinds[(i + round) % kinds.length]!)) {
           if (kind === 'floor') {
-            floors.push({ ...(await storageFloor(shape.rate, seconds)), load: os.loadavg()[0]! });
+            floors.push({ ...(await storageFloor(shape.rate, seconds)), required: await sqliteRequiredFloor(shape.rate, seconds), load: os.loadavg()[0]! });
             continue;
           }
           if (kind === 'pgfloor') {
@@ -789,20 +872,25 @@ async function latencyRuns(group: ChildProcess[], node: ChildProcess, nodePort: 
         }
       }
       if (floors.length > 0) {
-        console.log(`\nStorage flush floor in ${os.tmpdir()} (the data directories' file system): ${DONATION_PAGES} WAL frames written over allocated bytes, then fsync`);
-        console.log(`round | paced at ${shape.rate}/s: p50 / p99 ms | back to back: p50 / p99 ms | load (1 min)`);
-        floors.forEach((f, round) =>
-          console.log(`${round + 1} | ${percentile(f.paced, 0.5)} / ${percentile(f.paced, 0.99)} | ${percentile(f.backToBack, 0.5)} / ${percentile(f.backToBack, 0.99)} | ${f.load.toFixed(1)}`),
-        );
+        console.log(`\nSQLite floors in ${os.tmpdir()} (the data directories' file system): the storage flush (${DONATION_PAGES} WAL frames written over allocated bytes, then fsync), and the writes a donation must make (BEGIN IMMEDIATE, its row and its outbox event, COMMIT; lib.ts REQUIRED_DONATION_WRITE) on a database opened as the service opens it`);
+        console.log(`round | flush paced at ${shape.rate}/s: p50 / p99 ms | flush back to back: p50 / p99 ms | required writes paced: p50 / p99 ms | node alone p50 ms | (node p50 + required p50) ÷ node p50: the least for this service's donation | load (1 min)`);
+        floors.forEach((f, round) => {
+          const nodeP50 = percentile(runs.node![round]!.hist, 0.5);
+          const requiredP50 = percentile(f.required, 0.5);
+          console.log(
+            `${round + 1} | ${percentile(f.paced, 0.5)} / ${percentile(f.paced, 0.99)} | ${percentile(f.backToBack, 0.5)} / ${percentile(f.backToBack, 0.99)} | ${requiredP50} / ${percentile(f.required, 0.99)} | ${nodeP50} | ${((nodeP50 + requiredP50) / nodeP50).toFixed(2)} | ${f.load.toFixed(1)}`,
+          );
+        });
       }
       if (pgFloors.length > 0) {
-        console.log(`\nPostgreSQL floor (the app servers' server): one-row durable INSERT, then \`select 1\`, each paced at ${shape.rate}/s on one connection of this process`);
-        console.log('round | INSERT p50 / p99 ms | select 1 p50 / p99 ms | node alone p50 ms | (node p50 + INSERT p50) ÷ node p50: the least ratio for a commit before the publish | load (1 min)');
+        console.log(`\nPostgreSQL floor (the app servers' server), each paced at ${shape.rate}/s on one connection of this process: a one-row durable INSERT; the writes a donation must make (its row and its outbox event, the service's trigger and foreign key; lib.ts REQUIRED_DONATION_WRITE); \`select 1\``);
+        console.log('round | INSERT p50 / p99 ms | required writes p50 / p99 ms | select 1 p50 / p99 ms | node alone p50 ms | (node p50 + INSERT p50) ÷ node p50: the least ratio for any commit before the publish | (node p50 + required p50) ÷ node p50: the least for this service\'s donation | load (1 min)');
         pgFloors.forEach((f, round) => {
           const nodeP50 = percentile(runs.node![round]!.hist, 0.5);
           const insertP50 = percentile(f.insert, 0.5);
+          const requiredP50 = percentile(f.required, 0.5);
           console.log(
-            `${round + 1} | ${insertP50} / ${percentile(f.insert, 0.99)} | ${percentile(f.roundTrip, 0.5)} / ${percentile(f.roundTrip, 0.99)} | ${nodeP50} | ${((nodeP50 + insertP50) / nodeP50).toFixed(2)} | ${f.load.toFixed(1)}`,
+            `${round + 1} | ${insertP50} / ${percentile(f.insert, 0.99)} | ${requiredP50} / ${percentile(f.required, 0.99)} | ${percentile(f.roundTrip, 0.5)} / ${percentile(f.roundTrip, 0.99)} | ${nodeP50} | ${((nodeP50 + insertP50) / nodeP50).toFixed(2)} | ${((nodeP50 + requiredP50) / nodeP50).toFixed(2)} | ${f.load.toFixed(1)}`,
           );
         });
       }
