@@ -199,7 +199,7 @@ export const REQUIRED_DONATION_WRITE = {
 /** REQUIRED_DONATION_WRITE's parameters for a donation of the usual size to `userId` at `at` (epoch ms). */
 export function requiredDonation(userId: number, at: number) {
   const payloadAfterId = `,"name":"donation","username":"Bench donor","message_type":"text","message":"ts:${at}","payin_system":null,"amount":5,"currency":"USD","is_shown":0,"amount_in_user_currency":5,"recipient_name":"Bench","created_at":"2026-12-07 12:00:00","shown_at":null,"reason":"default"}`;
-  return { userId, username: 'Bench donor', message: `ts:${at}`, amount: 500, at, channels: JSON.stringify([`$alerts:donation_${userId}`, `donations:${userId}`]), payloadAfterId };
+  return { userId, username: 'Bench donor', message: `ts:${at}`, amount: 500, at, channels: JSON.stringify([`$alerts:donation_${userId}`, `$widget:alerts_${userId}`]), payloadAfterId };
 }
 
 /** `requiredDonation` as REQUIRED_DONATION_WRITE.postgres's positional parameters. */
