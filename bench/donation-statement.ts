@@ -33,6 +33,7 @@
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
 import { benchApp, cpuSecondsOf, numberArg, printReport, quantile, REQUIRED_DONATION_WRITE, requiredDonation, requiredPostgresValues } from './lib.js';
 
 type PgClient = {
@@ -67,7 +68,6 @@ const db = bench.app.ctx.db;
 // --settings N (see the header).
 const withSettings = numberArg('settings', 0);
 if (withSettings > 0) {
-  const { sql } = await import('kysely');
   await sql`insert into users (email, password_hash, code, name, name_key, language, currency, is_active, role, merchandise_promocode, created_at, updated_at)
     select 'settings' || g || '@example.test', '!', 'st_' || g, 'Streamer ' || g, 'streamer ' || g, 'en_US', 'USD', 1, 'streamer', 'ST' || g, 0, 0
     from generate_series(1, ${withSettings * 2}) g`.execute(db);
@@ -78,7 +78,6 @@ const streamer = await createAccount(db, { email: 'statement@example.test', pass
 // --dead N (see the header).
 const dead = numberArg('dead', 0);
 if (dead > 0) {
-  const { sql } = await import('kysely');
   await sql`insert into outbox (type, user_id, channels, payload, created_at)
     select 'donation.created', ${streamer.id}::bigint + 1 + g % 5000, '[]', '{}', 0 from generate_series(1, ${dead}) g`.execute(db);
   await sql`update outbox set published_at = 1 where published_at is null`.execute(db);

@@ -174,6 +174,14 @@ async function nodeServer(): Promise<void> {
   });
 }
 
+/** A streamer's `users` row as an account has it, without hashing a password (none can sign in). */
+function streamerRow(code: string, name: string, at: number) {
+  return {
+    email: `${code}@example.test`, password_hash: '!', code, name, name_key: name.toLowerCase(), avatar: null,
+    language: 'en_US', currency: 'USD', is_active: 1, role: 'streamer' as const, merchandise_promocode: code.toUpperCase(), created_at: at, updated_at: at,
+  };
+}
+
 /**
  * The whole service as `openalerts serve` runs it (SQLite with durable commits, or PostgreSQL): a
  * donation is written with its outbox row, the relay publishes it after commit, the node fans it
@@ -195,13 +203,7 @@ async function appServer(): Promise<void> {
   const ids: number[] = [];
   const now0 = Date.now();
   for (let start = 0; start < streamers; start += 500) {
-    const rows = Array.from({ length: Math.min(500, streamers - start) }, (_, k) => {
-      const i = start + k;
-      return {
-        email: `rt${i}@example.test`, password_hash: '!', code: `rt_${i}`, name: `Realtime Streamer ${i}`, name_key: `realtime streamer ${i}`, avatar: null,
-        language: 'en_US', currency: 'USD', is_active: 1, role: 'streamer' as const, merchandise_promocode: `RT${i}`, created_at: now0, updated_at: now0,
-      };
-    });
+    const rows = Array.from({ length: Math.min(500, streamers - start) }, (_, k) => streamerRow(`rt_${start + k}`, `Realtime Streamer ${start + k}`, now0));
     ids.push(...(await db.insertInto('users').values(rows).returning('id').execute()).map((r) => r.id));
   }
   if (process.argv.includes('--warm')) {
@@ -678,9 +680,7 @@ async function floorDatabase(config: { dialect: 'sqlite'; file: string } | { dia
   const database = createDatabase(config, { max: 1 });
   try {
     await migrateToLatest(database.db);
-    const at = Date.now();
-    const streamer = { email: 'floor@example.test', password_hash: '!', code: 'floor', name: 'Floor', name_key: 'floor', avatar: null, language: 'en_US', currency: 'USD', is_active: 1, role: 'streamer' as const, merchandise_promocode: 'FLOOR', created_at: at, updated_at: at };
-    return (await database.db.insertInto('users').values(streamer).returning('id').executeTakeFirstOrThrow()).id;
+    return (await database.db.insertInto('users').values(streamerRow('floor', 'Floor', Date.now())).returning('id').executeTakeFirstOrThrow()).id;
   } finally {
     await database.close();
   }
@@ -709,11 +709,8 @@ async function sqliteRequiredFloor(rate: number, seconds: number): Promise<Uint3
       const markAll = sqlite.transaction((ids: number[]) => ids.forEach((id) => published!.run(Date.now(), id)));
       const hist = newHistogram();
       const unmarked: number[] = [];
-      const total = Math.round(rate * seconds);
-      const start = now();
-      for (let i = 0; i < total; i++) {
-        const wait = start + (i * 1000) / rate - now();
-        if (wait > 0) await sleep(wait);
+      let commits = 0;
+      await paced(rate, seconds, async () => {
         const written = requiredDonation(streamer, Date.now());
         const t0 = now();
         begin!.run();
@@ -722,8 +719,8 @@ async function sqliteRequiredFloor(rate: number, seconds: number): Promise<Uint3
         commit!.run();
         record(hist, now() - t0);
         if (unmarked.length === 20) markAll(unmarked.splice(0));
-        if (i % 200 === 199) sqlite.pragma('wal_checkpoint(PASSIVE)');
-      }
+        if (++commits % 200 === 0) sqlite.pragma('wal_checkpoint(PASSIVE)');
+      });
       return hist;
     } finally {
       sqlite.close();
@@ -757,27 +754,24 @@ async function postgresFloor(rate: number, seconds: number): Promise<{ insert: U
     const streamer = await floorDatabase({ dialect: 'postgres', url, schema });
     await client.query(`set search_path = ${schema}`);
     await client.query('create table if not exists floor (id bigserial primary key, v integer not null)');
-    const paced = async (count: number, statement: () => { name: string; text: string; values?: unknown[] }, after?: (rows: Record<string, unknown>[]) => Promise<unknown>) => {
+    const timed = async (during: number, statement: () => { name: string; text: string; values?: unknown[] }, after?: (rows: Record<string, unknown>[]) => Promise<unknown>) => {
       const hist = newHistogram();
-      const start = now();
-      for (let i = 0; i < count; i++) {
-        const wait = start + (i * 1000) / rate - now();
-        if (wait > 0) await sleep(wait);
+      await paced(rate, during, async () => {
         const next = statement();
         const t0 = now();
         const { rows } = await client.query(next);
         record(hist, now() - t0);
         await after?.(rows);
-      }
+      });
       return hist;
     };
-    const insert = await paced(Math.round(rate * seconds), () => ({ name: 'floor-insert', text: 'insert into floor (v) values ($1)', values: [1] }));
-    const required = await paced(
-      Math.round(rate * seconds),
+    const insert = await timed(seconds, () => ({ name: 'floor-insert', text: 'insert into floor (v) values ($1)', values: [1] }));
+    const required = await timed(
+      seconds,
       () => ({ name: 'floor-required', text: REQUIRED_DONATION_WRITE.postgres, values: requiredPostgresValues(requiredDonation(streamer, Date.now())) }),
       (rows) => client.query({ name: 'floor-published', text: 'update outbox set published_at = $1 where id = $2', values: [Date.now(), rows[0]!.event_id] }),
     );
-    const roundTrip = await paced(Math.round((rate * seconds) / 2), () => ({ name: 'floor-select', text: 'select 1' }));
+    const roundTrip = await timed(seconds / 2, () => ({ name: 'floor-select', text: 'select 1' }));
     return { insert, required, roundTrip };
   } finally {
     await client.query(`drop schema ${schema} cascade`).catch(() => {});
